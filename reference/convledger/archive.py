@@ -1,0 +1,236 @@
+"""Conversation archives (chapter ``archive.md``, ids ARC-*).
+
+An archive is the canonical JSON (CAN-001) of one object::
+
+    {"companions": {}, "conversationId": "...", "events": [envelope, ...],
+     "format": "convledger.archive", "formatVersion": 1}
+
+``events`` holds the conversation's whole ledger in seq order. ``companions``
+is where later chapters put the rows kept beside the ledger (runtime snapshot,
+projection checkpoints, spill references); with the ledger core alone it is the
+empty object.
+
+:func:`inspect_archive` finds every problem a store-independent reader can
+see, so ``convledger verify`` can report all of them at once; stores add the
+two checks that need their contents (ARC-009, ARC-010) on import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from convledger import canonical
+from convledger.canonical import JsonValue
+from convledger.envelope import Envelope, from_wire
+from convledger.errors import (
+    InvalidInputError,
+    LedgerError,
+    NotSupportedError,
+)
+from convledger.kinds import KindRegistry
+from convledger.replay import Verdict, admit
+
+FORMAT = "convledger.archive"
+FORMAT_VERSION = 1
+MEMBERS = frozenset({"format", "formatVersion", "conversationId", "events", "companions"})
+KNOWN_COMPANIONS: frozenset[str] = frozenset()
+"""Companion members this version understands; later chapters add to it (ARC-011)."""
+
+
+@attrs.frozen
+class Archive:
+    """A decoded, valid archive."""
+
+    conversation_id: str
+    events: tuple[Envelope, ...]
+    companions: Mapping[str, JsonValue] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Problem:
+    """One thing wrong with an archive: the error a store would raise for it."""
+
+    error: LedgerError
+    where: str
+
+    @property
+    def kind(self) -> str:
+        """The normative error kind (ERR-001)."""
+        return self.error.kind
+
+    @property
+    def requirement(self) -> str:
+        """The spec id that the archive breaks."""
+        return self.error.requirement
+
+
+def encode_archive(archive: Archive) -> bytes:
+    """The canonical bytes of an archive (ARC-001, ARC-004)."""
+    return canonical.encode(
+        {
+            "format": FORMAT,
+            "formatVersion": FORMAT_VERSION,
+            "conversationId": archive.conversation_id,
+            "events": [envelope.to_wire() for envelope in archive.events],
+            "companions": archive.companions,
+        }
+    )
+
+
+def decode_archive(data: bytes, registry: KindRegistry) -> Archive:
+    """Return the archive in ``data`` or raise the error of its first problem."""
+    archive, problems = inspect_archive(data, registry)
+    if problems:
+        raise problems[0].error
+    assert archive is not None
+    return archive
+
+
+def inspect_archive(
+    data: bytes, registry: KindRegistry
+) -> tuple[Archive | None, list[Problem]]:
+    """Check ``data`` against every store-independent archive rule; collect all problems."""
+    if not isinstance(data, bytes):
+        error = InvalidInputError("an archive is bytes", requirement="ARC-003")
+        return None, [Problem(error, "(input)")]
+    try:
+        document = canonical.decode(data)
+    except LedgerError as error:
+        return None, [Problem(error, "(document)")]
+    problems: list[Problem] = []
+    if canonical.encode(document) != data:
+        problems.append(
+            Problem(
+                InvalidInputError(
+                    "archive bytes are not canonical JSON, so they could not re-export identically",
+                    requirement="ARC-003",
+                ),
+                "(document)",
+            )
+        )
+    if not isinstance(document, dict):
+        problems.append(
+            Problem(InvalidInputError("an archive is a JSON object", requirement="ARC-002"), "/")
+        )
+        return None, problems
+    problems.extend(_check_members(document))
+    conversation_id = document.get("conversationId")
+    events = _check_events(document.get("events"), conversation_id, registry, problems)
+    if problems:
+        return None, problems
+    assert isinstance(conversation_id, str)
+    companions = document["companions"]
+    assert isinstance(companions, dict)
+    return Archive(conversation_id, tuple(events), companions), []
+
+
+def _check_members(document: dict[str, object]) -> list[Problem]:
+    problems = []
+    for name in sorted(set(document) - MEMBERS):
+        problems.append(_invalid(f"unknown archive member {name!r}", "ARC-002", f"/{name}"))
+    for name in sorted(MEMBERS - set(document)):
+        problems.append(_invalid(f"missing archive member {name!r}", "ARC-002", f"/{name}"))
+    if "format" in document and document["format"] != FORMAT:
+        problems.append(_invalid(f"format must be {FORMAT!r}", "ARC-002", "/format"))
+    if "formatVersion" in document and (
+        document["formatVersion"] is True or document["formatVersion"] != FORMAT_VERSION
+    ):
+        version = document["formatVersion"]
+        problems.append(
+            Problem(
+                NotSupportedError(
+                    f"archive formatVersion {version!r} is not supported",
+                    requirement="ARC-002",
+                    capability="archive",
+                ),
+                "/formatVersion",
+            )
+        )
+    conversation_id = document.get("conversationId")
+    if "conversationId" in document and (not isinstance(conversation_id, str) or not conversation_id):
+        problems.append(_invalid("conversationId must be a non-empty string", "ARC-002",
+                                 "/conversationId"))
+    companions = document.get("companions")
+    if "companions" in document:
+        if not isinstance(companions, dict):
+            problems.append(_invalid("companions must be an object", "ARC-011", "/companions"))
+        else:
+            for name in sorted(set(companions) - KNOWN_COMPANIONS):
+                problems.append(
+                    _invalid(f"unknown companion {name!r}", "ARC-011", f"/companions/{name}")
+                )
+    return problems
+
+
+def _check_events(
+    events: object, conversation_id: object, registry: KindRegistry, problems: list[Problem]
+) -> list[Envelope]:
+    if events is None:
+        return []
+    if not isinstance(events, list) or not events:
+        problems.append(_invalid("events must be a non-empty array", "ARC-005", "/events"))
+        return []
+    decoded: list[Envelope] = []
+    seen: dict[str, int] = {}
+    for index, wire in enumerate(events):
+        where = f"/events/{index}"
+        try:
+            envelope = from_wire(wire)
+        except LedgerError as error:
+            problems.append(Problem(error, where))
+            continue
+        decoded.append(envelope)
+        problems.extend(_check_event(envelope, index, conversation_id, registry, seen, where))
+    return decoded
+
+
+def _check_event(
+    envelope: Envelope,
+    index: int,
+    conversation_id: object,
+    registry: KindRegistry,
+    seen: dict[str, int],
+    where: str,
+) -> list[Problem]:
+    problems = []
+    if isinstance(conversation_id, str) and envelope.conversation_id != conversation_id:
+        problems.append(
+            _invalid(
+                f"event belongs to conversation {envelope.conversation_id!r}, "
+                f"not {conversation_id!r}",
+                "ARC-006",
+                where,
+            )
+        )
+    if envelope.seq != index + 1:
+        problems.append(
+            _invalid(f"seq {envelope.seq} at position {index + 1}; seqs must be exactly 1..n",
+                     "ARC-007", where)
+        )
+    if envelope.event_id in seen:
+        problems.append(
+            _invalid(
+                f"eventId {envelope.event_id!r} repeats the event at position {seen[envelope.event_id]}",
+                "ARC-008",
+                where,
+            )
+        )
+    else:
+        seen[envelope.event_id] = index + 1
+    try:
+        if admit(envelope, registry) is Verdict.ACCEPTED:
+            registry.check_payload(envelope.kind, envelope.schema_version, envelope.payload)
+    except LedgerError as error:
+        problems.append(Problem(error, where))
+    return problems
+
+
+def _invalid(message: str, requirement: str, where: str) -> Problem:
+    return Problem(InvalidInputError(message, requirement=requirement, field=where), where)
+
+
+def archive_of(conversation_id: str, events: Sequence[Envelope]) -> Archive:
+    """An archive of the ledger core: events only, no companions."""
+    return Archive(conversation_id, tuple(events), {})

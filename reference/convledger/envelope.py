@@ -1,0 +1,249 @@
+"""The event envelope (chapter ``envelope.md``, ids ENV-*).
+
+An envelope is the unit of the ledger: one fact about one conversation, at one
+position (``seq``). On the wire it is a JSON object with exactly these members
+(ENV-001), spelled as the prior art spells them so archives interoperate::
+
+    schemaVersion, eventId, conversationId, seq, kind, occurredAt, payload, ignorable
+
+In Python it is the frozen :class:`Envelope`. A producer hands the store an
+:class:`EventDraft` (everything but the position); the store assigns
+``conversationId`` and ``seq`` (LED-002).
+
+Payloads are JSON values; treat them as immutable once inside an envelope.
+Compare envelopes by their canonical bytes, not with ``==`` on payloads:
+Python's ``True == 1 == 1.0`` would hide real differences.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import attrs
+
+from convledger import canonical
+from convledger.canonical import JsonValue
+from convledger.errors import CanonicalJsonError, InvalidInputError
+
+WIRE_FIELDS = (
+    "schemaVersion",
+    "eventId",
+    "conversationId",
+    "seq",
+    "kind",
+    "occurredAt",
+    "payload",
+    "ignorable",
+)
+"""Every member an envelope may have, in the order the spec lists them (ENV-001)."""
+
+REQUIRED_FIELDS = frozenset(WIRE_FIELDS) - {"ignorable"}
+
+# ENV-008: RFC 3339 section 5.6 date-time; the offset is mandatory.
+_RFC3339 = re.compile(
+    r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})[Tt]"
+    r"(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})(?:\.\d+)?"
+    r"(?:[Zz]|[+-](?P<off_hour>\d{2}):(?P<off_minute>\d{2}))",
+    re.ASCII,
+)
+_DAYS_IN_MONTH = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+@attrs.frozen
+class EventDraft:
+    """What a producer appends: an envelope without its position (LED-001).
+
+    ``ignorable`` defaults to False, which the wire form expresses by omitting
+    the member (ENV-010).
+    """
+
+    event_id: str
+    kind: str
+    occurred_at: str
+    payload: JsonValue
+    schema_version: int = 1
+    ignorable: bool = False
+
+
+@attrs.frozen
+class Envelope:
+    """One ledger entry as stored (ENV-001)."""
+
+    schema_version: int
+    event_id: str
+    conversation_id: str
+    seq: int
+    kind: str
+    occurred_at: str
+    payload: JsonValue
+    ignorable: bool = False
+
+    def to_wire(self) -> dict[str, JsonValue]:
+        """The JSON object of ENV-001; ``ignorable`` appears only when true (ENV-010)."""
+        wire: dict[str, JsonValue] = {
+            "schemaVersion": self.schema_version,
+            "eventId": self.event_id,
+            "conversationId": self.conversation_id,
+            "seq": self.seq,
+            "kind": self.kind,
+            "occurredAt": self.occurred_at,
+            "payload": self.payload,
+        }
+        if self.ignorable:
+            wire["ignorable"] = True
+        return wire
+
+    def canonical_bytes(self) -> bytes:
+        """The canonical JSON of :meth:`to_wire` (CAN-001)."""
+        return canonical.encode(self.to_wire())
+
+    @classmethod
+    def from_draft(cls, draft: EventDraft, conversation_id: str, seq: int) -> Envelope:
+        """Place a validated draft at ``seq`` of ``conversation_id``."""
+        return cls(
+            schema_version=draft.schema_version,
+            event_id=draft.event_id,
+            conversation_id=conversation_id,
+            seq=seq,
+            kind=draft.kind,
+            occurred_at=draft.occurred_at,
+            payload=draft.payload,
+            ignorable=draft.ignorable,
+        )
+
+
+def from_wire(wire: object) -> Envelope:
+    """Validate a decoded JSON value as an envelope (ENV-001 .. ENV-010).
+
+    Raises :class:`InvalidInputError` naming the first offending member.
+    """
+    if not isinstance(wire, Mapping):
+        raise InvalidInputError("an envelope is a JSON object", requirement="ENV-001")
+    unknown = sorted(set(wire) - set(WIRE_FIELDS), key=str)
+    if unknown:
+        raise InvalidInputError(
+            f"unknown envelope members {unknown!r}", requirement="ENV-002", field=str(unknown[0])
+        )
+    missing = sorted(REQUIRED_FIELDS - set(wire))
+    if missing:
+        raise InvalidInputError(
+            f"missing envelope members {missing!r}", requirement="ENV-001", field=missing[0]
+        )
+    envelope = Envelope(
+        schema_version=wire["schemaVersion"],
+        event_id=wire["eventId"],
+        conversation_id=wire["conversationId"],
+        seq=wire["seq"],
+        kind=wire["kind"],
+        occurred_at=wire["occurredAt"],
+        payload=wire["payload"],
+        ignorable=_wire_ignorable(wire),
+    )
+    validate_envelope(envelope)
+    return envelope
+
+
+def _wire_ignorable(wire: Mapping[str, object]) -> bool:
+    if "ignorable" not in wire:
+        return False
+    if wire["ignorable"] is True:
+        return True
+    raise InvalidInputError(
+        "ignorable must be the literal true or absent", requirement="ENV-010", field="ignorable"
+    )
+
+
+def validate_envelope(envelope: Envelope) -> None:
+    """Check every member of a constructed envelope (ENV-003 .. ENV-010)."""
+    validate_draft(
+        EventDraft(
+            event_id=envelope.event_id,
+            kind=envelope.kind,
+            occurred_at=envelope.occurred_at,
+            payload=envelope.payload,
+            schema_version=envelope.schema_version,
+            ignorable=envelope.ignorable,
+        )
+    )
+    check_identifier(envelope.conversation_id, "conversationId", "ENV-005")
+    check_positive_integer(envelope.seq, "seq", "ENV-006")
+
+
+def validate_draft(draft: object) -> EventDraft:
+    """Check a draft before the store places it (ENV-003, ENV-004, ENV-007 .. ENV-010)."""
+    if not isinstance(draft, EventDraft):
+        raise InvalidInputError(
+            f"expected an EventDraft, got {type(draft).__name__}", requirement="LED-001"
+        )
+    check_positive_integer(draft.schema_version, "schemaVersion", "ENV-003")
+    check_identifier(draft.event_id, "eventId", "ENV-004")
+    check_identifier(draft.kind, "kind", "ENV-007")
+    check_occurred_at(draft.occurred_at)
+    if draft.ignorable is not True and draft.ignorable is not False:
+        raise InvalidInputError("ignorable must be a bool", requirement="ENV-010", field="ignorable")
+    try:
+        canonical.encode(draft.payload)
+    except CanonicalJsonError as error:
+        raise InvalidInputError(
+            f"payload is not canonical JSON: {error.message}", requirement="ENV-009",
+            field="payload",
+        ) from error
+    return draft
+
+
+def check_identifier(value: object, field: str, requirement: str) -> str:
+    """ENV-004/005/007: a non-empty string of Unicode scalar values (NUL and '/' allowed)."""
+    if not isinstance(value, str) or not value:
+        raise InvalidInputError(
+            f"{field} must be a non-empty string", requirement=requirement, field=field
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(
+            f"{field} contains a lone surrogate", requirement=requirement, field=field
+        ) from None
+    return value
+
+
+def check_positive_integer(value: object, field: str, requirement: str) -> int:
+    """ENV-003/006: an integer in 1 .. 2**53 - 1 (booleans are not integers)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 1 <= value <= canonical.MAX_SAFE_INTEGER
+    ):
+        raise InvalidInputError(
+            f"{field} must be an integer from 1 to 2**53 - 1, got {value!r}",
+            requirement=requirement,
+            field=field,
+        )
+    return value
+
+
+def check_occurred_at(value: object) -> str:
+    """ENV-008: an RFC 3339 date-time with an offset; the string itself is what is kept."""
+    match = _RFC3339.fullmatch(value) if isinstance(value, str) else None
+    if match is None or not _valid_fields(match):
+        raise InvalidInputError(
+            f"occurredAt must be an RFC 3339 date-time with an offset, got {value!r}",
+            requirement="ENV-008",
+            field="occurredAt",
+        )
+    return value  # type: ignore[return-value]
+
+
+def _valid_fields(match: re.Match[str]) -> bool:
+    year, month, day = (int(match[name]) for name in ("year", "month", "day"))
+    if not 1 <= month <= 12 or not 1 <= day <= _DAYS_IN_MONTH[month - 1]:
+        return False
+    if month == 2 and day == 29 and not (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)):
+        return False
+    if int(match["hour"]) > 23 or int(match["minute"]) > 59 or int(match["second"]) > 60:
+        return False
+    if match["off_hour"] is not None and (
+        int(match["off_hour"]) > 23 or int(match["off_minute"]) > 59
+    ):
+        return False
+    return True

@@ -1,0 +1,322 @@
+"""The store interface (chapters ``ledger.md``, ``archive.md``, ``capabilities.md``).
+
+Theory of operation
+-------------------
+A store is the ledger plus, optionally, the capabilities of later chapters.
+:class:`LedgerStore` is the whole interface a conformance run drives; it
+assumes no particular database. :class:`StoreBase` holds everything that does
+not depend on storage (argument checks, paging, archive encoding and
+decoding), so each concrete store implements only a handful of primitives that
+must be atomic:
+
+=====================  =====================================================
+primitive              contract
+=====================  =====================================================
+``_append``            assign seq head+1.. to the drafts and persist them, all
+                       or nothing, after checking ``expected_head`` and global
+                       eventId uniqueness inside the same atomic step
+``_read``              up to ``limit`` envelopes of one conversation in
+                       ``[from_seq, to_seq]``, in seq order
+``_head``              the last seq of a conversation, 0 when it has none
+``_snapshot_events``   every envelope of one conversation, read atomically
+``_import``            write an archive's envelopes as they are, all or
+                       nothing, into an empty log with no eventId collision
+=====================  =====================================================
+
+Capabilities are declared, never detected (CAP-001). An operation of a
+capability the store does not declare raises :class:`NotSupportedError`
+(CAP-002); :class:`StoreBase` does that by default for every optional
+operation, so a store opts in by declaring the capability and overriding the
+operation.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from convledger.archive import Archive, archive_of, decode_archive, encode_archive
+from convledger.envelope import Envelope, EventDraft, check_identifier, validate_draft
+from convledger.errors import (
+    DuplicateError,
+    InvalidInputError,
+    NotFoundError,
+    NotSupportedError,
+)
+from convledger.kinds import KindRegistry, default_registry
+
+DEFAULT_READ_LIMIT = 1000
+"""LED-007: the page size when the caller names none."""
+MAX_READ_LIMIT = 10_000
+"""LED-007: the largest page a caller may ask for."""
+MAX_BATCH = 10_000
+"""LED-001: the most drafts one append may carry."""
+
+
+class Capability(enum.Enum):
+    """What a store may declare (chapter ``capabilities.md``)."""
+
+    LEDGER = "ledger"
+    """Append, bounded read, export, import. Required (CAP-003)."""
+    PERSISTENCE = "persistence"
+    """``reopen`` returns a store over the same data."""
+    TRANSITIONS = "transitions"
+    """Runtime transitions and bounded operational reads."""
+    PROJECTIONS = "projections"
+    """Projection definitions and honest checkpoints."""
+    SPILLS = "spills"
+    """Binary spill objects with authorization recheck."""
+    SEARCH = "search"
+    """Full-text search, default-denied across conversations."""
+    PURGE = "purge"
+    """Purging a conversation."""
+    MIGRATION = "migration"
+    """Opening and migrating schema version 1 databases (SQLite stores)."""
+    MULTI_PROCESS = "multi_process"
+    """Several processes may write the same store."""
+
+
+@attrs.frozen
+class Page:
+    """One bounded read (LED-008, LED-009).
+
+    ``next_seq`` is the seq to read from next, present only when more events
+    remain inside the requested window.
+    """
+
+    items: tuple[Envelope, ...]
+    next_seq: int | None = None
+
+
+@attrs.frozen
+class ImportReport:
+    """What an import wrote."""
+
+    conversation_id: str
+    events: int
+    head_seq: int
+
+
+@runtime_checkable
+class LedgerStore(Protocol):
+    """Every operation a conformance run may call; see the chapters for each."""
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """The declared capabilities (CAP-001)."""
+        ...
+
+    @property
+    def registry(self) -> KindRegistry:
+        """The kinds this store lets producers append (KND-002)."""
+        ...
+
+    def append(
+        self,
+        conversation_id: str,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_head: int | None = None,
+    ) -> tuple[Envelope, ...]:
+        """Append drafts at head+1.. atomically (LED-001 .. LED-006)."""
+        ...
+
+    def read(
+        self,
+        conversation_id: str,
+        *,
+        from_seq: int = 1,
+        to_seq: int | None = None,
+        limit: int = DEFAULT_READ_LIMIT,
+    ) -> Page:
+        """A bounded, ordered window of one ledger (LED-007 .. LED-011)."""
+        ...
+
+    def head(self, conversation_id: str) -> int:
+        """The last seq of the conversation, 0 when it has none (LED-012)."""
+        ...
+
+    def export_conversation(self, conversation_id: str) -> bytes:
+        """The canonical archive of one conversation (ARC-001, ARC-004)."""
+        ...
+
+    def import_conversation(self, archive: bytes) -> ImportReport:
+        """Import an archive into an empty log, all or nothing (ARC-003 .. ARC-013)."""
+        ...
+
+    def reopen(self) -> LedgerStore:
+        """Close this handle and open the same data again (capability persistence)."""
+        ...
+
+    def close(self) -> None:
+        """Release resources; the handle must not be used afterwards."""
+        ...
+
+
+class StoreBase(abc.ABC):
+    """Argument checks, paging and archives shared by every reference store."""
+
+    declared: frozenset[Capability] = frozenset({Capability.LEDGER})
+
+    def __init__(self, *, registry: KindRegistry | None = None) -> None:
+        self._registry = registry if registry is not None else default_registry()
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """The declared capabilities (CAP-001)."""
+        return self.declared
+
+    @property
+    def registry(self) -> KindRegistry:
+        """The kinds producers may append (KND-002)."""
+        return self._registry
+
+    # -- ledger core ---------------------------------------------------------
+
+    def append(
+        self,
+        conversation_id: str,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_head: int | None = None,
+    ) -> tuple[Envelope, ...]:
+        """Validate everything that needs no stored state, then call :meth:`_append`."""
+        check_identifier(conversation_id, "conversationId", "ENV-005")
+        batch = _as_batch(drafts)
+        for draft in batch:
+            validate_draft(draft)
+            self._registry.check_payload(draft.kind, draft.schema_version, draft.payload)
+        _refuse_repeated_ids(batch)
+        if expected_head is not None:
+            _check_count(expected_head, "expected_head", "LED-005", minimum=0)
+        return self._append(conversation_id, batch, expected_head)
+
+    def read(
+        self,
+        conversation_id: str,
+        *,
+        from_seq: int = 1,
+        to_seq: int | None = None,
+        limit: int = DEFAULT_READ_LIMIT,
+    ) -> Page:
+        """LED-007 .. LED-011: validate the window, fetch limit + 1, derive the cursor."""
+        check_identifier(conversation_id, "conversationId", "ENV-005")
+        _check_count(from_seq, "from_seq", "LED-010", minimum=1)
+        if to_seq is not None:
+            _check_count(to_seq, "to_seq", "LED-010", minimum=1)
+            if to_seq < from_seq:
+                raise InvalidInputError(
+                    f"to_seq {to_seq} is before from_seq {from_seq}",
+                    requirement="LED-010",
+                    field="to_seq",
+                )
+        _check_count(limit, "limit", "LED-010", minimum=1, maximum=MAX_READ_LIMIT)
+        found = self._read(conversation_id, from_seq, to_seq, limit + 1)
+        if len(found) > limit:
+            return Page(tuple(found[:limit]), next_seq=found[limit - 1].seq + 1)
+        return Page(tuple(found))
+
+    def head(self, conversation_id: str) -> int:
+        """LED-012: the last seq, 0 for a conversation without events."""
+        check_identifier(conversation_id, "conversationId", "ENV-005")
+        return self._head(conversation_id)
+
+    def export_conversation(self, conversation_id: str) -> bytes:
+        """ARC-001: the canonical archive, read in one atomic snapshot (ARC-014)."""
+        check_identifier(conversation_id, "conversationId", "ENV-005")
+        events = self._snapshot_events(conversation_id)
+        if not events:
+            raise NotFoundError(
+                f"conversation {conversation_id!r} has no events to export",
+                requirement="ARC-005",
+            )
+        return encode_archive(archive_of(conversation_id, events))
+
+    def import_conversation(self, archive: bytes) -> ImportReport:
+        """ARC-003 .. ARC-013: decode and check, then write all or nothing."""
+        decoded = decode_archive(archive, self._registry)
+        self._import(decoded)
+        return ImportReport(
+            conversation_id=decoded.conversation_id,
+            events=len(decoded.events),
+            head_seq=decoded.events[-1].seq,
+        )
+
+    def reopen(self) -> LedgerStore:
+        """CAP-002: a store that does not persist refuses to reopen."""
+        raise _not_supported(Capability.PERSISTENCE, "reopen")
+
+    def close(self) -> None:  # noqa: B027 - an optional hook, not an abstract one
+        """Release resources; the default store has none."""
+
+    # -- primitives each store implements atomically -----------------------------
+
+    @abc.abstractmethod
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]: ...
+
+    @abc.abstractmethod
+    def _read(
+        self, conversation_id: str, from_seq: int, to_seq: int | None, limit: int
+    ) -> Sequence[Envelope]: ...
+
+    @abc.abstractmethod
+    def _head(self, conversation_id: str) -> int: ...
+
+    @abc.abstractmethod
+    def _snapshot_events(self, conversation_id: str) -> Sequence[Envelope]: ...
+
+    @abc.abstractmethod
+    def _import(self, archive: Archive) -> None: ...
+
+
+def _as_batch(drafts: object) -> tuple[EventDraft, ...]:
+    if isinstance(drafts, (str, bytes)) or not isinstance(drafts, Sequence):
+        raise InvalidInputError("drafts must be a sequence of EventDraft", requirement="LED-001")
+    if not 1 <= len(drafts) <= MAX_BATCH:
+        raise InvalidInputError(
+            f"an append carries 1 to {MAX_BATCH} drafts, got {len(drafts)}",
+            requirement="LED-001",
+            field="drafts",
+        )
+    return tuple(drafts)
+
+
+def _refuse_repeated_ids(batch: tuple[EventDraft, ...]) -> None:
+    seen: set[str] = set()
+    for draft in batch:
+        if draft.event_id in seen:
+            raise DuplicateError(
+                f"eventId {draft.event_id!r} appears twice in one batch",
+                requirement="LED-003",
+                identity=draft.event_id,
+            )
+        seen.add(draft.event_id)
+
+
+def _check_count(
+    value: object, field: str, requirement: str, *, minimum: int, maximum: int | None = None
+) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(
+            f"{field} must be an integer, got {value!r}", requirement=requirement, field=field
+        )
+    if value < minimum or (maximum is not None and value > maximum):
+        bounds = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
+        raise InvalidInputError(
+            f"{field} must be {bounds}, got {value}", requirement=requirement, field=field
+        )
+    return value
+
+
+def _not_supported(capability: Capability, operation: str) -> NotSupportedError:
+    return NotSupportedError(
+        f"{operation} needs capability {capability.value!r}, which this store does not declare",
+        requirement="CAP-002",
+        capability=capability.value,
+    )
