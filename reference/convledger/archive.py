@@ -149,9 +149,12 @@ def _check_members(document: dict[str, object]) -> list[Problem]:
             )
         )
     conversation_id = document.get("conversationId")
-    if "conversationId" in document and (not isinstance(conversation_id, str) or not conversation_id):
-        problems.append(_invalid("conversationId must be a non-empty string", "ARC-002",
-                                 "/conversationId"))
+    if "conversationId" in document and (
+        not isinstance(conversation_id, str) or not conversation_id
+    ):
+        problems.append(
+            _invalid("conversationId must be a non-empty string", "ARC-002", "/conversationId")
+        )
     companions = document.get("companions")
     if "companions" in document:
         if not isinstance(companions, dict):
@@ -212,7 +215,7 @@ def _check_event(
     if envelope.event_id in seen:
         problems.append(
             _invalid(
-                f"eventId {envelope.event_id!r} repeats the event at position {seen[envelope.event_id]}",
+                f"eventId {envelope.event_id!r} repeats position {seen[envelope.event_id]}",
                 "ARC-008",
                 where,
             )

@@ -86,6 +86,7 @@ def _encode_into(value: object, out: list[str]) -> None:
 
 
 def _encode_object(value: Mapping[object, object], out: list[str]) -> None:
+    keys: list[str] = []
     for key in value:
         if not isinstance(key, str):
             raise CanonicalJsonError(
@@ -93,9 +94,10 @@ def _encode_object(value: Mapping[object, object], out: list[str]) -> None:
                 requirement="CAN-007",
                 reason="non_string_key",
             )
+        keys.append(key)
     # CAN-002: members sorted by the UTF-16 code units of their names. Comparing
     # UTF-16-BE bytes orders exactly like comparing code units.
-    keys = sorted(value, key=utf16_sort_key)  # type: ignore[arg-type]
+    keys.sort(key=utf16_sort_key)
     out.append("{")
     for index, key in enumerate(keys):
         if index:

@@ -181,7 +181,9 @@ def validate_draft(draft: object) -> EventDraft:
     check_identifier(draft.kind, "kind", "ENV-007")
     check_occurred_at(draft.occurred_at)
     if draft.ignorable is not True and draft.ignorable is not False:
-        raise InvalidInputError("ignorable must be a bool", requirement="ENV-010", field="ignorable")
+        raise InvalidInputError(
+            "ignorable must be a bool", requirement="ENV-010", field="ignorable"
+        )
     try:
         canonical.encode(draft.payload)
     except CanonicalJsonError as error:
