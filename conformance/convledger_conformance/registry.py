@@ -1,0 +1,103 @@
+"""How checks declare the requirements they cover.
+
+A *check* is one named function of a :class:`CheckContext`. It covers the
+requirement ids given to :func:`check`; the runner gives each id the status of
+the checks that cover it (CAP-004). A check fails by raising
+:class:`CheckFailure` (an ``AssertionError``) naming the ids it proves broken;
+any other exception fails every id the check covers.
+
+Checks never detect capabilities (CAP-001): ``capability`` says which declared
+capability the check exercises. When the store does not declare it, the
+runner does not run the check; a separate CAP-002 check proves the store
+refuses those operations with ``not_supported``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol
+
+import attrs
+from convledger.store import Capability, LedgerStore
+
+
+class StoreFactory(Protocol):
+    """Makes a fresh, empty store each time it is called (one per Hypothesis example)."""
+
+    def __call__(self) -> LedgerStore: ...
+
+
+@attrs.frozen
+class CheckContext:
+    """What a check receives: the factory and the Hypothesis settings of the profile."""
+
+    factory: StoreFactory
+    profile: str
+    capabilities: frozenset[Capability]
+
+
+class CheckFailure(AssertionError):
+    """A check found a store breaking the requirements ``ids``."""
+
+    def __init__(self, ids: Sequence[str], message: str) -> None:
+        super().__init__(f"[{', '.join(ids)}] {message}")
+        self.ids = tuple(ids)
+        self.message = message
+
+
+def expect(condition: bool, ids: str | Sequence[str], message: str) -> None:
+    """Raise :class:`CheckFailure` for ``ids`` unless ``condition`` holds."""
+    if not condition:
+        raise CheckFailure((ids,) if isinstance(ids, str) else ids, message)
+
+
+CheckFunction = Callable[[CheckContext], None]
+
+
+@attrs.frozen
+class Check:
+    """One registered check."""
+
+    name: str
+    ids: tuple[str, ...]
+    capability: Capability
+    run: CheckFunction = attrs.field(eq=False, repr=False)
+    doc: str = ""
+
+
+_CHECKS: dict[str, Check] = {}
+
+
+def check(*ids: str, capability: Capability = Capability.LEDGER) -> Callable[
+    [CheckFunction], CheckFunction
+]:
+    """Register the decorated function as a check covering ``ids``."""
+    if not ids:
+        raise ValueError("a check must cover at least one requirement id")
+
+    def register(function: CheckFunction) -> CheckFunction:
+        name = function.__name__.removeprefix("check_")
+        if name in _CHECKS:
+            raise ValueError(f"check {name!r} registered twice")
+        _CHECKS[name] = Check(
+            name=name,
+            ids=tuple(ids),
+            capability=capability,
+            run=function,
+            doc=(function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else "",
+        )
+        return function
+
+    return register
+
+
+def all_checks() -> Iterator[Check]:
+    """Every registered check, in registration order (imports the check modules first)."""
+    from convledger_conformance import checks  # noqa: F401  (registers on import)
+
+    yield from _CHECKS.values()
+
+
+def covered_ids() -> frozenset[str]:
+    """Every requirement id some check covers."""
+    return frozenset(requirement for item in all_checks() for requirement in item.ids)
