@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 import attrs
+
 from convledger.store import Capability, LedgerStore
 
 

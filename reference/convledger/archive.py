@@ -28,6 +28,7 @@ from convledger.errors import (
     InvalidInputError,
     LedgerError,
     NotSupportedError,
+    ReplayRefusedError,
 )
 from convledger.kinds import KindRegistry
 from convledger.replay import Verdict, admit
@@ -54,6 +55,7 @@ class Problem:
 
     error: LedgerError
     where: str
+    """The JSON Pointer (RFC 6901) of the offending member, or ``(document)``/``(input)``."""
 
     @property
     def kind(self) -> str:
@@ -91,7 +93,15 @@ def decode_archive(data: bytes, registry: KindRegistry) -> Archive:
 def inspect_archive(
     data: bytes, registry: KindRegistry
 ) -> tuple[Archive | None, list[Problem]]:
-    """Check ``data`` against every store-independent archive rule; collect all problems."""
+    """Check ``data`` against every store-independent archive rule; collect all problems.
+
+    An archive of another ``formatVersion`` is reported as that one problem
+    (``not_supported``), since the rules of that version are unknown here
+    (ARC-002). Otherwise every problem found is reported (ARC-015): the bytes
+    (ARC-003), the members (ARC-002, ARC-005, ARC-011), and each event (chapter
+    ENV, ARC-006 .. ARC-008, ARC-012), with one ARC-007 problem per break in
+    the sequence of seqs.
+    """
     if not isinstance(data, bytes):
         error = InvalidInputError("an archive is bytes", requirement="ARC-003")
         return None, [Problem(error, "(input)")]
@@ -99,6 +109,12 @@ def inspect_archive(
         document = canonical.decode(data)
     except LedgerError as error:
         return None, [Problem(error, "(document)")]
+    if isinstance(document, dict):
+        unsupported = _unsupported_version(document)
+        if unsupported is not None:
+            # The rules of another format version are unknown here, so nothing
+            # else can be judged (ARC-002).
+            return None, [unsupported]
     problems: list[Problem] = []
     if canonical.encode(document) != data:
         problems.append(
@@ -112,12 +128,15 @@ def inspect_archive(
         )
     if not isinstance(document, dict):
         problems.append(
-            Problem(InvalidInputError("an archive is a JSON object", requirement="ARC-002"), "/")
+            Problem(
+                InvalidInputError("an archive is a JSON object", requirement="ARC-002"),
+                "(document)",
+            )
         )
         return None, problems
     problems.extend(_check_members(document))
     conversation_id = document.get("conversationId")
-    events = _check_events(document.get("events"), conversation_id, registry, problems)
+    events = _check_events(document, conversation_id, registry, problems)
     if problems:
         return None, problems
     assert isinstance(conversation_id, str)
@@ -126,28 +145,31 @@ def inspect_archive(
     return Archive(conversation_id, tuple(events), companions), []
 
 
+def _unsupported_version(document: dict[str, object]) -> Problem | None:
+    """ARC-002: an archive of this format but another formatVersion is not supported."""
+    if document.get("format") != FORMAT or "formatVersion" not in document:
+        return None
+    version = document["formatVersion"]
+    if not isinstance(version, bool) and version == FORMAT_VERSION:
+        return None  # 1.0 is the same number; its bytes are refused as not canonical (ARC-003)
+    return Problem(
+        NotSupportedError(
+            f"archive formatVersion {version!r} is not supported",
+            requirement="ARC-002",
+            capability="archive",
+        ),
+        "/formatVersion",
+    )
+
+
 def _check_members(document: dict[str, object]) -> list[Problem]:
     problems = []
     for name in sorted(set(document) - MEMBERS):
-        problems.append(_invalid(f"unknown archive member {name!r}", "ARC-002", f"/{name}"))
+        problems.append(_invalid(f"unknown archive member {name!r}", "ARC-002", _pointer(name)))
     for name in sorted(MEMBERS - set(document)):
-        problems.append(_invalid(f"missing archive member {name!r}", "ARC-002", f"/{name}"))
+        problems.append(_invalid(f"missing archive member {name!r}", "ARC-002", _pointer(name)))
     if "format" in document and document["format"] != FORMAT:
         problems.append(_invalid(f"format must be {FORMAT!r}", "ARC-002", "/format"))
-    if "formatVersion" in document and (
-        document["formatVersion"] is True or document["formatVersion"] != FORMAT_VERSION
-    ):
-        version = document["formatVersion"]
-        problems.append(
-            Problem(
-                NotSupportedError(
-                    f"archive formatVersion {version!r} is not supported",
-                    requirement="ARC-002",
-                    capability="archive",
-                ),
-                "/formatVersion",
-            )
-        )
     conversation_id = document.get("conversationId")
     if "conversationId" in document and (
         not isinstance(conversation_id, str) or not conversation_id
@@ -162,41 +184,55 @@ def _check_members(document: dict[str, object]) -> list[Problem]:
         else:
             for name in sorted(set(companions) - KNOWN_COMPANIONS):
                 problems.append(
-                    _invalid(f"unknown companion {name!r}", "ARC-011", f"/companions/{name}")
+                    _invalid(
+                        f"unknown companion {name!r}", "ARC-011", _pointer("companions", name)
+                    )
                 )
     return problems
 
 
 def _check_events(
-    events: object, conversation_id: object, registry: KindRegistry, problems: list[Problem]
+    document: dict[str, object],
+    conversation_id: object,
+    registry: KindRegistry,
+    problems: list[Problem],
 ) -> list[Envelope]:
-    if events is None:
-        return []
+    if "events" not in document:
+        return []  # reported as a missing member (ARC-002)
+    events = document["events"]
     if not isinstance(events, list) or not events:
         problems.append(_invalid("events must be a non-empty array", "ARC-005", "/events"))
         return []
     decoded: list[Envelope] = []
     seen: dict[str, int] = {}
+    previous_seq = 0
     for index, wire in enumerate(events):
-        where = f"/events/{index}"
+        where = _pointer("events", str(index))
         try:
             envelope = from_wire(wire)
         except LedgerError as error:
-            problems.append(Problem(error, where))
+            field = error.field if isinstance(error, InvalidInputError) else ""
+            problems.append(Problem(error, where + _pointer(field) if field else where))
+            previous_seq += 1  # judge the next event as if this one held its place
             continue
         decoded.append(envelope)
-        problems.extend(_check_event(envelope, index, conversation_id, registry, seen, where))
+        problems.extend(
+            _check_event(envelope, index, previous_seq, conversation_id, registry, seen, where)
+        )
+        previous_seq = envelope.seq
     return decoded
 
 
 def _check_event(
     envelope: Envelope,
     index: int,
+    previous_seq: int,
     conversation_id: object,
     registry: KindRegistry,
     seen: dict[str, int],
     where: str,
 ) -> list[Problem]:
+    """ARC-006, ARC-007, ARC-008 and the replay gate (ARC-012) for one decoded event."""
     problems = []
     if isinstance(conversation_id, str) and envelope.conversation_id != conversation_id:
         problems.append(
@@ -204,20 +240,25 @@ def _check_event(
                 f"event belongs to conversation {envelope.conversation_id!r}, "
                 f"not {conversation_id!r}",
                 "ARC-006",
-                where,
+                where + "/conversationId",
             )
         )
-    if envelope.seq != index + 1:
+    if envelope.seq != previous_seq + 1:
+        # One problem per break in the sequence, not one per event after a gap.
         problems.append(
-            _invalid(f"seq {envelope.seq} at position {index + 1}; seqs must be exactly 1..n",
-                     "ARC-007", where)
+            _invalid(
+                f"seq {envelope.seq} at position {index + 1} follows seq {previous_seq}; "
+                "seqs must be exactly 1..n",
+                "ARC-007",
+                where + "/seq",
+            )
         )
     if envelope.event_id in seen:
         problems.append(
             _invalid(
                 f"eventId {envelope.event_id!r} repeats position {seen[envelope.event_id]}",
                 "ARC-008",
-                where,
+                where + "/eventId",
             )
         )
     else:
@@ -225,9 +266,16 @@ def _check_event(
     try:
         if admit(envelope, registry) is Verdict.ACCEPTED:
             registry.check_payload(envelope.kind, envelope.schema_version, envelope.payload)
+    except ReplayRefusedError as error:
+        problems.append(Problem(error, where + "/kind"))
     except LedgerError as error:
-        problems.append(Problem(error, where))
+        problems.append(Problem(error, where + "/payload"))
     return problems
+
+
+def _pointer(*names: str) -> str:
+    """The JSON Pointer (RFC 6901) of a member path, for reports."""
+    return "".join("/" + name.replace("~", "~0").replace("/", "~1") for name in names)
 
 
 def _invalid(message: str, requirement: str, where: str) -> Problem:

@@ -48,46 +48,66 @@ _SHORT_ESCAPES = {
 def encode(value: object) -> bytes:
     """Return the canonical JSON bytes of ``value`` (CAN-001 .. CAN-009).
 
-    Raises :class:`CanonicalJsonError` for anything outside the data model.
+    Raises :class:`CanonicalJsonError` for anything outside the data model,
+    including a structure that contains itself (CAN-006).
+
+    The writer keeps a work list instead of recursing, so any nesting depth the
+    decoder accepted encodes again (CAN-009) and no ``RecursionError`` escapes.
+    The list holds values still to write and :class:`_Literal` markers (commas,
+    member names, closing brackets), and is processed last in, first out.
     """
-    parts: list[str] = []
-    _encode_into(value, parts)
-    return "".join(parts).encode("utf-8")
+    out: list[str] = []
+    todo: list[object] = [value]
+    open_containers: set[int] = set()
+    while todo:
+        item = todo.pop()
+        if isinstance(item, _Literal):
+            out.append(item.text)
+            if item.closes is not None:
+                open_containers.discard(item.closes)
+        elif isinstance(item, (Mapping, list, tuple)):
+            if id(item) in open_containers:
+                raise CanonicalJsonError(
+                    "a structure that contains itself is not a JSON value",
+                    requirement="CAN-006",
+                    reason="unsupported_type",
+                )
+            open_containers.add(id(item))
+            parts = _object_parts(item) if isinstance(item, Mapping) else _array_parts(item)
+            todo.extend(reversed(parts))
+        else:
+            out.append(_format_scalar(item))
+    return "".join(out).encode("utf-8")
 
 
-def _encode_into(value: object, out: list[str]) -> None:
-    if value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, int):
-        out.append(_format_integer(value))
-    elif isinstance(value, float):
-        out.append(format_number(value))
-    elif isinstance(value, str):
-        out.append(_format_string(value))
-    elif isinstance(value, Mapping):
-        _encode_object(value, out)
-    elif isinstance(value, (list, tuple)):
-        out.append("[")
-        for index, item in enumerate(value):
-            if index:
-                out.append(",")
-            _encode_into(item, out)
-        out.append("]")
-    else:
-        raise CanonicalJsonError(
-            f"{type(value).__name__} is not a JSON value",
-            requirement="CAN-006",
-            reason="unsupported_type",
-        )
+class _Literal:
+    """Text :func:`encode` writes as it is; ``closes`` is the container it ends, if any."""
+
+    __slots__ = ("closes", "text")
+
+    def __init__(self, text: str, closes: int | None = None) -> None:
+        self.text = text
+        self.closes = closes
 
 
-def _encode_object(value: Mapping[object, object], out: list[str]) -> None:
+_COMMA = _Literal(",")
+
+
+def _array_parts(items: list[object] | tuple[object, ...]) -> list[object]:
+    """CAN-003: ``[``, the elements in order separated by commas, ``]``."""
+    parts: list[object] = [_Literal("[")]
+    for index, item in enumerate(items):
+        if index:
+            parts.append(_COMMA)
+        parts.append(item)
+    parts.append(_Literal("]", closes=id(items)))
+    return parts
+
+
+def _object_parts(members: Mapping[object, object]) -> list[object]:
+    """CAN-002, CAN-007: ``{``, the members sorted by UTF-16 code units, ``}``."""
     keys: list[str] = []
-    for key in value:
+    for key in members:
         if not isinstance(key, str):
             raise CanonicalJsonError(
                 f"object key {key!r} is not a string",
@@ -95,17 +115,35 @@ def _encode_object(value: Mapping[object, object], out: list[str]) -> None:
                 reason="non_string_key",
             )
         keys.append(key)
-    # CAN-002: members sorted by the UTF-16 code units of their names. Comparing
-    # UTF-16-BE bytes orders exactly like comparing code units.
     keys.sort(key=utf16_sort_key)
-    out.append("{")
+    parts: list[object] = [_Literal("{")]
     for index, key in enumerate(keys):
-        if index:
-            out.append(",")
-        out.append(_format_string(key))
-        out.append(":")
-        _encode_into(value[key], out)
-    out.append("}")
+        name = _format_string(key) + ":"
+        parts.append(_Literal("," + name if index else name))
+        parts.append(members[key])
+    parts.append(_Literal("}", closes=id(members)))
+    return parts
+
+
+def _format_scalar(value: object) -> str:
+    """CAN-003 .. CAN-006: the literals, numbers and strings; anything else is refused."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return _format_integer(value)
+    if isinstance(value, float):
+        return format_number(value)
+    if isinstance(value, str):
+        return _format_string(value)
+    raise CanonicalJsonError(
+        f"{type(value).__name__} is not a JSON value",
+        requirement="CAN-006",
+        reason="unsupported_type",
+    )
 
 
 def utf16_sort_key(key: str) -> bytes:
@@ -114,13 +152,14 @@ def utf16_sort_key(key: str) -> bytes:
     return key.encode("utf-16-be")
 
 
-def _check_scalar_values(text: str) -> None:
+def _check_scalar_values(text: str, *, requirement: str = "CAN-008") -> None:
+    """CAN-008 (encoding) and CAN-013 (decoding): no lone surrogates."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as error:
         raise CanonicalJsonError(
             f"string contains a lone surrogate at index {error.start}",
-            requirement="CAN-008",
+            requirement=requirement,
             reason="lone_surrogate",
         ) from None
 
@@ -244,18 +283,31 @@ def _unique_members(pairs: list[tuple[str, object]]) -> dict[str, object]:
 
 def _refuse_constant(name: str) -> object:
     raise CanonicalJsonError(
-        f"{name} is not a JSON number", requirement="CAN-006", reason="non_finite_number"
+        f"{name} is not a JSON number", requirement="CAN-010", reason="non_finite_number"
     )
 
 
+_MAX_INTEGER_DIGITS = 21
+"""No double prints as an integer literal of more than 21 digits (CAN-005: 1e21 is ``1e+21``)."""
+
+
 def _parse_integer(text: str) -> int | float:
+    if len(text.lstrip("-")) > _MAX_INTEGER_DIGITS:
+        # Refused before int(), which itself refuses literals of over 4300 digits.
+        raise CanonicalJsonError(
+            f"integer literal of {len(text)} characters is not exactly representable",
+            requirement="CAN-013",
+            reason="integer_out_of_range",
+        )
     value = int(text)
     if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
         return value
-    # CAN-013: outside the safe range an integer literal is accepted only when a
-    # double holds it exactly and prints it back the same way (as 1e16 does).
+    # CAN-013: outside the safe range an integer literal is accepted only when it
+    # is exactly how the nearest double prints (CAN-005), as 10000000000000000
+    # and 295147905179352830000 (2**68) are. The literal need not equal the
+    # double's binary value: ECMAScript prints the shortest digits, then zeros.
     as_double = float(value)
-    if math.isfinite(as_double) and int(as_double) == value and format_number(as_double) == text:
+    if math.isfinite(as_double) and format_number(as_double) == text:
         return as_double
     raise CanonicalJsonError(
         f"integer {text} is not exactly representable", requirement="CAN-013",
@@ -267,7 +319,7 @@ def _parse_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise CanonicalJsonError(
-            f"number {text} overflows a double", requirement="CAN-006",
+            f"number {text} overflows a double", requirement="CAN-013",
             reason="non_finite_number",
         )
     return value
@@ -278,10 +330,10 @@ def _refuse_lone_surrogates(value: object) -> None:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            _check_scalar_values(item)
+            _check_scalar_values(item, requirement="CAN-013")
         elif isinstance(item, dict):
             for key, member in item.items():
-                _check_scalar_values(key)
+                _check_scalar_values(key, requirement="CAN-013")
                 stack.append(member)
         elif isinstance(item, list):
             stack.extend(item)

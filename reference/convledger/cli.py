@@ -20,6 +20,9 @@ from collections.abc import Sequence
 SUBCOMMANDS = (
     "convledger.tools.canon",
     "convledger.tools.verify",
+    "convledger.tools.inspect",
+    "convledger.tools.migrate",
+    "convledger.tools.transfer",
 )
 """Modules that each define ``register(subparsers)``; order is the order in ``--help``."""
 

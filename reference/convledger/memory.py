@@ -1,18 +1,19 @@
 """The in-memory reference store: the ledger core as plainly as it can be written.
 
 One lock makes every primitive atomic and serializes concurrent callers
-(LED-013). Payloads are copied on the way in and on the way out, so a caller
-that mutates its own dict after an append cannot change the ledger
-(LED-014).
+(LED-013). :class:`StoreBase` hands :meth:`MemoryStore._append` payloads that
+share nothing with the caller, and every envelope this store returns carries a
+copy of its payload, so a caller that mutates a dict it holds cannot change
+the ledger (LED-014).
 """
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Sequence
 
 from convledger.archive import Archive
+from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import ConflictError, DuplicateError
 from convledger.kinds import KindRegistry
@@ -48,7 +49,7 @@ class MemoryStore(StoreBase):
                         identity=draft.event_id,
                     )
             placed = tuple(
-                Envelope.from_draft(_copied(draft), conversation_id, head + offset)
+                Envelope.from_draft(draft, conversation_id, head + offset)
                 for offset, draft in enumerate(drafts, start=1)
             )
             self._ledgers.setdefault(conversation_id, ledger).extend(placed)
@@ -92,17 +93,6 @@ class MemoryStore(StoreBase):
             self._event_ids.update(envelope.event_id for envelope in archive.events)
 
 
-def _copied(draft: EventDraft) -> EventDraft:
-    return EventDraft(
-        event_id=draft.event_id,
-        kind=draft.kind,
-        occurred_at=draft.occurred_at,
-        payload=copy.deepcopy(draft.payload),
-        schema_version=draft.schema_version,
-        ignorable=draft.ignorable,
-    )
-
-
 def _copied_envelope(envelope: Envelope) -> Envelope:
     return Envelope(
         schema_version=envelope.schema_version,
@@ -111,6 +101,39 @@ def _copied_envelope(envelope: Envelope) -> Envelope:
         seq=envelope.seq,
         kind=envelope.kind,
         occurred_at=envelope.occurred_at,
-        payload=copy.deepcopy(envelope.payload),
+        payload=_copied_payload(envelope.payload),
         ignorable=envelope.ignorable,
     )
+
+
+def _copied_payload(payload: JsonValue) -> JsonValue:
+    """A copy of a decoded payload that shares no list or dict with it (LED-014).
+
+    It uses a work list of (original, copy) pairs instead of recursion, so it
+    copies any depth the decoder accepted.
+    """
+    todo: list[tuple[_Container, _Container]] = []
+    root = _fresh(payload, todo)
+    while todo:
+        source, target = todo.pop()
+        if isinstance(source, dict) and isinstance(target, dict):
+            for key, item in source.items():
+                target[key] = _fresh(item, todo)
+        elif isinstance(source, list) and isinstance(target, list):
+            target.extend(_fresh(item, todo) for item in source)
+    return root
+
+
+_Container = dict[str, JsonValue] | list[JsonValue]
+
+
+def _fresh(value: JsonValue, todo: list[tuple[_Container, _Container]]) -> JsonValue:
+    """``value`` itself when immutable, else an empty container queued to be filled."""
+    if isinstance(value, dict):
+        copied: _Container = {}
+    elif isinstance(value, list):
+        copied = []
+    else:
+        return value  # str, int, float, bool and None are immutable
+    todo.append((value, copied))
+    return copied

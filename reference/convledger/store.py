@@ -35,13 +35,16 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import attrs
 
+from convledger import canonical
 from convledger.archive import Archive, archive_of, decode_archive, encode_archive
+from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier, validate_draft
 from convledger.errors import (
+    CanonicalJsonError,
     DuplicateError,
     InvalidInputError,
     NotFoundError,
@@ -184,11 +187,14 @@ class StoreBase(abc.ABC):
         *,
         expected_head: int | None = None,
     ) -> tuple[Envelope, ...]:
-        """Validate everything that needs no stored state, then call :meth:`_append`."""
+        """Validate everything that needs no stored state, then call :meth:`_append`.
+
+        :meth:`_append` receives the drafts with detached payloads (see
+        :func:`_detached`): plain decoded JSON that no caller holds (LED-014).
+        """
         check_identifier(conversation_id, "conversationId", "ENV-005")
-        batch = _as_batch(drafts)
+        batch = tuple(_detached(validate_draft(draft)) for draft in _as_batch(drafts))
         for draft in batch:
-            validate_draft(draft)
             self._registry.check_payload(draft.kind, draft.schema_version, draft.payload)
         _refuse_repeated_ids(batch)
         if expected_head is not None:
@@ -285,6 +291,27 @@ def _as_batch(drafts: object) -> tuple[EventDraft, ...]:
             field="drafts",
         )
     return tuple(drafts)
+
+
+def _detached(draft: EventDraft) -> EventDraft:
+    """The draft with its payload read back from its canonical bytes (ENV-009, LED-014).
+
+    The copy shares no object with the caller, so later mutations cannot reach
+    the ledger, and it holds only the types a decoder yields (``dict``,
+    ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``): the kind's
+    schema then judges exactly the value a later read returns (a tuple or a
+    read-only mapping is a JSON array or object too), and a payload this
+    implementation could not decode again is refused before it is stored.
+    """
+    try:
+        payload = cast(JsonValue, canonical.decode(canonical.encode(draft.payload)))
+    except CanonicalJsonError as error:
+        raise InvalidInputError(
+            f"payload cannot be read back from its canonical form: {error.message}",
+            requirement="ENV-009",
+            field="payload",
+        ) from error
+    return attrs.evolve(draft, payload=payload)
 
 
 def _refuse_repeated_ids(batch: tuple[EventDraft, ...]) -> None:

@@ -1,0 +1,137 @@
+"""``convledger-conformance``: run the conformance suite against a store.
+
+::
+
+    convledger-conformance [--store MODULE:FACTORY] [--profile smoke|ci|thorough]
+                           [--derandomize] [--no-shrink] [--json PATH] [--junit PATH]
+                           [--list]
+
+Without ``--store`` it validates the embedded reference store
+(:data:`DEFAULT_STORE`). ``MODULE:FACTORY`` names a zero-argument callable
+returning a fresh, empty store; it is called once per Hypothesis example.
+
+Exit codes:
+
+- 0: nothing failed (``not_run`` requirements are reported, never counted as passed);
+- 1: at least one check failed;
+- 2: usage error (an unknown option, a factory that cannot be loaded, a report
+  that cannot be written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final, cast
+
+from convledger_conformance.profiles import PROFILES
+from convledger_conformance.registry import StoreFactory, all_checks
+from convledger_conformance.runner import run_suite
+
+DEFAULT_STORE: Final = "convledger.memory:MemoryStore"
+"""The store validated when no ``--store`` is given: the embedded reference store."""
+
+
+class FactoryLoadError(ValueError):
+    """``MODULE:FACTORY`` does not name an importable, callable store factory."""
+
+
+def load_factory(spec: str) -> StoreFactory:
+    """Import ``module:attr`` (attr may be dotted) and return it if it is callable."""
+    module_name, colon, attribute = spec.partition(":")
+    if not colon or not module_name or not attribute:
+        raise FactoryLoadError(f"expected MODULE:FACTORY, got {spec!r}")
+    try:
+        target: object = importlib.import_module(module_name)
+    except Exception as error:  # the user's module may fail in any way while importing
+        raise FactoryLoadError(f"cannot import module {module_name!r}: {error}") from error
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError as error:
+            raise FactoryLoadError(f"{module_name!r} has no attribute {attribute!r}") from error
+    if not callable(target):
+        raise FactoryLoadError(f"{spec} is not callable (it is {type(target).__name__})")
+    return cast(StoreFactory, target)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``convledger-conformance``."""
+    parser = argparse.ArgumentParser(
+        prog="convledger-conformance",
+        description="Check a conversation event ledger store against the convledger spec.",
+        epilog="exit codes: 0 nothing failed, 1 something failed, 2 usage error",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="MODULE:FACTORY",
+        default=DEFAULT_STORE,
+        help=f"zero-argument callable returning a fresh store (default: {DEFAULT_STORE})",
+    )
+    parser.add_argument(
+        "--profile", choices=PROFILES, default="ci", help="how hard to search (default: ci)"
+    )
+    parser.add_argument(
+        "--derandomize", action="store_true", help="run the same examples every time"
+    )
+    parser.add_argument(
+        "--no-shrink",
+        dest="shrink",
+        action="store_false",
+        help="report failures as found, without minimizing them (faster on a broken store)",
+    )
+    parser.add_argument("--json", metavar="PATH", type=Path, help="write the JSON report here")
+    parser.add_argument("--junit", metavar="PATH", type=Path, help="write JUnit XML here")
+    parser.add_argument(
+        "--list", action="store_true", help="list the checks and the ids they cover, then exit"
+    )
+    return parser
+
+
+def list_checks() -> str:
+    """One line per check: name, capability and the requirement ids it covers."""
+    lines = [
+        f"{item.name}  [{item.capability.value}]  {' '.join(item.ids)}"
+        + (f"\n    {item.doc}" if item.doc else "")
+        for item in all_checks()
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``convledger-conformance`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.list:
+        sys.stdout.write(list_checks())
+        return 0
+    try:
+        factory = load_factory(args.store)
+    except FactoryLoadError as error:
+        parser.error(f"--store: {error}")
+    report = run_suite(
+        factory,
+        profile=args.profile,
+        store_name=args.store,
+        derandomize=args.derandomize,
+        shrink=args.shrink,
+        progress=sys.stderr,
+    )
+    sys.stdout.write(report.render())
+    sys.stdout.flush()
+    try:
+        if args.json is not None:
+            args.json.write_text(report.to_json(), "utf-8")
+        if args.junit is not None:
+            report.to_junit(args.junit)
+    except OSError as error:
+        print(f"convledger-conformance: cannot write the report: {error}", file=sys.stderr)
+        return 2
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,337 @@
+"""The conformance report: one status per requirement (CAP-004).
+
+Theory of operation
+-------------------
+The runner produces one :class:`CheckResult` per check. A requirement's status
+is then a pure function of the results of the checks that cover it, given by
+:func:`requirement_status` and written out here as a table so that a reader
+can check it against CAP-004 at a glance:
+
+==================  ============================================================
+status              when
+==================  ============================================================
+``failed``          some covering check failed on this id
+``passed``          otherwise, some covering check ran and passed
+``not_applicable``  every covering check belongs to a capability the store
+                    declared absent, and the CAP-002 refusal of absent
+                    capabilities was itself checked and passed
+``not_run``         anything else, including ids no check covers
+==================  ============================================================
+
+A check that failed on some of its ids does not vouch for its other ids: for
+them it counts as not run. ``not_run`` never counts as passed, and every
+active id of the index appears exactly once.
+
+The report renders as JSON (:meth:`Report.to_json`), as a terminal table
+(:meth:`Report.render`) and as JUnit XML (:meth:`Report.to_junit`).
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import attrs
+
+from convledger.store import Capability
+
+if TYPE_CHECKING:
+    from convledger_conformance.requirements import Requirement
+
+SUITE_NAME: Final = "convledger-conformance"
+
+PASSED: Final = "passed"
+FAILED: Final = "failed"
+NOT_APPLICABLE: Final = "not_applicable"
+NOT_RUN: Final = "not_run"
+
+CHECK_STATUSES: Final = (PASSED, FAILED, NOT_RUN)
+"""What one check can come to."""
+REQUIREMENT_STATUSES: Final = (PASSED, FAILED, NOT_APPLICABLE, NOT_RUN)
+"""CAP-004: the only statuses a requirement can have, in summary order."""
+
+ABSENCE_REQUIREMENT: Final = "CAP-002"
+"""The requirement whose checks prove that undeclared capabilities are refused."""
+
+
+@attrs.frozen
+class SuiteInfo:
+    """Which suite produced a report, and how it was run."""
+
+    version: str
+    spec_version: str
+    profile: str
+    derandomize: bool
+    shrink: bool = True
+    name: str = SUITE_NAME
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``suite`` member of the JSON report."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "specVersion": self.spec_version,
+            "profile": self.profile,
+            "derandomize": self.derandomize,
+            "shrink": self.shrink,
+        }
+
+
+@attrs.frozen
+class CheckResult:
+    """What one check came to.
+
+    ``failed_ids`` is the subset of ``ids`` the check proved broken (all of
+    them when it failed with something other than a ``CheckFailure``);
+    ``detail`` holds the traceback and Hypothesis' reproduction for a failure,
+    or the reason a check did not run. ``message`` is the one-line summary of
+    either.
+    """
+
+    name: str
+    ids: tuple[str, ...]
+    capability: Capability
+    status: str
+    duration: float = 0.0
+    failed_ids: tuple[str, ...] = ()
+    message: str = ""
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        """One entry of the ``checks`` member of the JSON report."""
+        return {
+            "name": self.name,
+            "ids": list(self.ids),
+            "capability": self.capability.value,
+            "status": self.status,
+            "durationSeconds": round(self.duration, 6),
+            "failedIds": list(self.failed_ids),
+            "message": self.message,
+            "detail": self.detail,
+        }
+
+
+@attrs.frozen
+class RequirementResult:
+    """The status of one requirement and the checks that cover it."""
+
+    id: str
+    status: str
+    chapter: str
+    level: str
+    checks: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """One entry of the ``requirements`` member of the JSON report."""
+        return {
+            "id": self.id,
+            "status": self.status,
+            "chapter": self.chapter,
+            "level": self.level,
+            "checks": list(self.checks),
+        }
+
+
+def requirement_status(
+    requirement_id: str,
+    covering: Sequence[CheckResult],
+    declared: frozenset[Capability],
+    *,
+    absence_checked: bool,
+) -> str:
+    """CAP-004: the one status of ``requirement_id`` given the checks that cover it."""
+    if any(requirement_id in result.failed_ids for result in covering):
+        return FAILED
+    if any(result.status == PASSED for result in covering):
+        return PASSED
+    if (
+        covering
+        and absence_checked
+        and all(result.capability not in declared for result in covering)
+    ):
+        return NOT_APPLICABLE
+    return NOT_RUN
+
+
+def requirement_results(
+    index: Iterable[Requirement],
+    checks: Sequence[CheckResult],
+    declared: frozenset[Capability],
+) -> tuple[RequirementResult, ...]:
+    """The status of every active requirement of ``index``, in index order (CAP-004)."""
+    active = [requirement for requirement in index if not requirement.retired]
+    covering: dict[str, list[CheckResult]] = {requirement.id: [] for requirement in active}
+    for result in checks:
+        for requirement_id in result.ids:
+            covering.setdefault(requirement_id, []).append(result)
+    absence = requirement_status(
+        ABSENCE_REQUIREMENT,
+        covering.get(ABSENCE_REQUIREMENT, []),
+        declared,
+        absence_checked=False,
+    )
+    return tuple(
+        RequirementResult(
+            id=requirement.id,
+            status=requirement_status(
+                requirement.id,
+                covering[requirement.id],
+                declared,
+                absence_checked=absence == PASSED,
+            ),
+            chapter=requirement.chapter,
+            level=requirement.level,
+            checks=tuple(result.name for result in covering[requirement.id]),
+        )
+        for requirement in active
+    )
+
+
+@attrs.frozen
+class Report:
+    """The outcome of one conformance run."""
+
+    suite: SuiteInfo
+    store: str
+    capabilities: frozenset[Capability]
+    requirements: tuple[RequirementResult, ...]
+    checks: tuple[CheckResult, ...]
+
+    @property
+    def summary(self) -> dict[str, int]:
+        """How many requirements have each status (CAP-004)."""
+        counts = dict.fromkeys(REQUIREMENT_STATUSES, 0)
+        for result in self.requirements:
+            counts[result.status] += 1
+        return counts
+
+    @property
+    def ok(self) -> bool:
+        """True when no requirement and no check failed."""
+        return not any(result.status == FAILED for result in self.requirements) and not any(
+            result.status == FAILED for result in self.checks
+        )
+
+    @property
+    def duration(self) -> float:
+        """Seconds spent running checks."""
+        return sum(result.duration for result in self.checks)
+
+    def status_of(self, requirement_id: str) -> str:
+        """The status of one requirement; ``KeyError`` for an id not in the report."""
+        for result in self.requirements:
+            if result.id == requirement_id:
+                return result.status
+        raise KeyError(requirement_id)
+
+    def to_dict(self) -> dict[str, object]:
+        """The JSON report as a Python value."""
+        return {
+            "suite": self.suite.to_dict(),
+            "store": self.store,
+            "capabilities": sorted(capability.value for capability in self.capabilities),
+            "requirements": [result.to_dict() for result in self.requirements],
+            "checks": [result.to_dict() for result in self.checks],
+            "summary": self.summary,
+        }
+
+    def to_json(self) -> str:
+        """The JSON report as text (UTF-8, indented, ending in a newline)."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+    def render(self) -> str:
+        """A terminal table grouped by chapter, then failure details and a summary line."""
+        return "\n".join([*_table_lines(self), *_failure_lines(self), summary_line(self)]) + "\n"
+
+    def to_junit(self, path: str | Path) -> None:
+        """Write JUnit XML: one testcase per check, requirement ids as properties."""
+        tree = ElementTree.ElementTree(_junit_element(self))
+        ElementTree.indent(tree)
+        tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def summary_line(report: Report) -> str:
+    """One line: suite, store, profile and the count of each status."""
+    counts = ", ".join(f"{count} {status}" for status, count in report.summary.items())
+    return (
+        f"{report.suite.name} {report.suite.version} (spec {report.suite.spec_version}) "
+        f"on {report.store}, profile {report.suite.profile}: {counts} "
+        f"({len(report.checks)} checks in {report.duration:.1f}s)"
+    )
+
+
+def _table_lines(report: Report) -> list[str]:
+    lines = [f"  {'id':<7}  {'level':<6}  {'status':<14}  checks"]
+    chapter = None
+    for result in report.requirements:
+        if result.chapter != chapter:
+            chapter = result.chapter
+            lines.extend(["", chapter])
+        covering = ", ".join(result.checks) or "(no check)"
+        lines.append(f"  {result.id}  {result.level:<6}  {result.status:<14}  {covering}")
+    return lines
+
+
+def _failure_lines(report: Report) -> list[str]:
+    failed = [result for result in report.checks if result.status == FAILED]
+    if not failed:
+        return [""]
+    lines = ["", "Failures", "========"]
+    for result in failed:
+        lines.extend(["", f"--- {result.name} [{', '.join(result.failed_ids)}]: {result.message}"])
+        lines.append(result.detail.rstrip())
+    lines.append("")
+    return lines
+
+
+def _junit_element(report: Report) -> ElementTree.Element:
+    counts = Counter(result.status for result in report.checks)
+    suites = ElementTree.Element("testsuites")
+    suite = ElementTree.SubElement(
+        suites,
+        "testsuite",
+        {
+            "name": report.suite.name,
+            "tests": str(len(report.checks)),
+            "failures": str(counts.get(FAILED, 0)),
+            "errors": "0",
+            "skipped": str(counts.get(NOT_RUN, 0)),
+            "time": f"{report.duration:.3f}",
+        },
+    )
+    _properties(
+        suite,
+        [
+            ("store", report.store),
+            ("profile", report.suite.profile),
+            ("suiteVersion", report.suite.version),
+            ("specVersion", report.suite.spec_version),
+        ],
+    )
+    for result in report.checks:
+        case = ElementTree.SubElement(
+            suite,
+            "testcase",
+            {"classname": report.suite.name, "name": result.name, "time": f"{result.duration:.3f}"},
+        )
+        _properties(case, [("requirement", requirement) for requirement in result.ids])
+        if result.status == FAILED:
+            failure = ElementTree.SubElement(
+                case,
+                "failure",
+                {"message": f"[{', '.join(result.failed_ids)}] {result.message}"},
+            )
+            failure.text = result.detail
+        elif result.status == NOT_RUN:
+            ElementTree.SubElement(case, "skipped", {"message": result.message})
+    return suites
+
+
+def _properties(parent: ElementTree.Element, pairs: Sequence[tuple[str, str]]) -> None:
+    properties = ElementTree.SubElement(parent, "properties")
+    for name, value in pairs:
+        ElementTree.SubElement(properties, "property", {"name": name, "value": value})

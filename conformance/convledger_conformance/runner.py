@@ -1,0 +1,351 @@
+"""Running the conformance checks against one store factory.
+
+Theory of operation
+-------------------
+:func:`run_suite` makes one store only to read its declared capabilities
+(CAP-001: taken as given, never detected) and closes it. A declaration that is
+not a set of :class:`~convledger.store.Capability`, or that lacks ``ledger``
+(CAP-003), fails the pseudo-check :data:`DECLARATION_CHECK` and no other check
+runs. Otherwise every check of a declared capability runs with a
+:class:`~convledger_conformance.registry.CheckContext`; the checks of
+undeclared capabilities are reported ``not_run`` and their requirements become
+``not_applicable`` only when the CAP-002 refusal checks passed (see
+:mod:`convledger_conformance.report`).
+
+A check fails in one of two ways:
+
+* it raises :class:`~convledger_conformance.registry.CheckFailure`, which
+  fails the ids it names (a group of them, as Hypothesis raises for distinct
+  bugs, fails the union; naming an id the check does not cover fails them all);
+* it raises anything else (an unexpected error of the store, a Hypothesis
+  ``Flaky`` or ``Unsatisfiable``): every id of the check fails.
+
+Either way the detail keeps the traceback with Hypothesis' notes (the
+falsifying example, shrunk unless ``shrink=False``) and whatever Hypothesis
+reported while the check ran, so a failure can be reproduced from the report
+alone.
+
+This module does not import pytest (the plugin is a thin layer over it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+import traceback
+from collections.abc import Iterable, Iterator
+from typing import Any, Final, TextIO
+
+from hypothesis import Phase, settings
+from hypothesis.reporting import with_reporter
+
+import convledger
+from convledger.store import Capability
+from convledger_conformance.profiles import PROFILES
+from convledger_conformance.registry import (
+    Check,
+    CheckContext,
+    CheckFailure,
+    StoreFactory,
+    all_checks,
+)
+from convledger_conformance.report import (
+    FAILED,
+    NOT_RUN,
+    PASSED,
+    CheckResult,
+    Report,
+    SuiteInfo,
+    requirement_results,
+)
+
+DECLARATION_CHECK: Final = "capability_declaration"
+"""The name under which the runner reports its own check of the declaration."""
+DECLARATION_IDS: Final = ("CAP-001", "CAP-003")
+
+_RUN_PROFILE: Final = "convledger-conformance-run"
+_SHRINK_PHASES: Final = (Phase.shrink, Phase.explain)
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def run_suite(
+    factory: StoreFactory,
+    *,
+    profile: str = "ci",
+    store_name: str | None = None,
+    checks: Iterable[Check] | None = None,
+    derandomize: bool = False,
+    shrink: bool = True,
+    progress: TextIO | None = None,
+) -> Report:
+    """Run every check of a declared capability against stores made by ``factory``.
+
+    ``checks`` defaults to every registered check; ``progress`` is a stream
+    (usually ``sys.stderr``) for a live progress line; ``store_name`` names the
+    store in the report (by default the factory's qualified name).
+    ``derandomize`` runs the same examples every time; ``shrink=False`` reports
+    failures as found, without minimizing them (much faster on a broken store).
+    """
+    selected = _validated(factory, profile, checks)
+    name = store_name if store_name is not None else describe_factory(factory)
+    suite = _suite_info(profile=profile, derandomize=derandomize, shrink=shrink)
+    started = time.perf_counter()
+    try:
+        declared = read_declaration(factory)
+    except Exception as error:
+        refused = _failed_result(DECLARATION_CHECK, DECLARATION_IDS, error, started)
+        reason = f"not run: the capability declaration failed ({DECLARATION_CHECK})"
+        results = [refused, *(_not_run(item, reason) for item in selected)]
+        return _report(suite, name, frozenset(), results)
+    accepted = CheckResult(
+        name=DECLARATION_CHECK,
+        ids=DECLARATION_IDS,
+        capability=Capability.LEDGER,
+        status=PASSED,
+        duration=time.perf_counter() - started,
+    )
+    context = CheckContext(factory=factory, profile=profile, capabilities=declared)
+    with hypothesis_defaults(derandomize=derandomize, shrink=shrink):
+        results = [accepted, *_run_checks(selected, context, ProgressLine(progress))]
+    return _report(suite, name, declared, results)
+
+
+def read_declaration(factory: StoreFactory) -> frozenset[Capability]:
+    """CAP-001, CAP-003: the capabilities a fresh store declares, taken as given."""
+    store = factory()
+    try:
+        declared: object = store.capabilities
+    finally:
+        store.close()
+    if not isinstance(declared, (set, frozenset)) or not all(
+        isinstance(item, Capability) for item in declared
+    ):
+        raise CheckFailure(
+            ("CAP-001",), f"capabilities must be a set of Capability, got {declared!r}"
+        )
+    if Capability.LEDGER not in declared:
+        raise CheckFailure(("CAP-003",), "the store does not declare capability 'ledger'")
+    return frozenset(declared)
+
+
+def context_for(item: Check, factory: StoreFactory, *, profile: str) -> CheckContext | None:
+    """The context to run one check in, or None when its capability is not declared.
+
+    Raises :class:`CheckFailure` for a declaration CAP-001 or CAP-003 refuses;
+    used by the unittest base class and the pytest plugin, which run one
+    check per test.
+    """
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
+    declared = read_declaration(factory)
+    if item.capability not in declared:
+        return None
+    return CheckContext(factory=factory, profile=profile, capabilities=declared)
+
+
+def run_check(item: Check, context: CheckContext) -> CheckResult:
+    """Run one check, keeping what Hypothesis reports; never raises for a failing check."""
+    reported: list[str] = []
+    started = time.perf_counter()
+    try:
+        with with_reporter(lambda value: reported.append(str(value))):
+            item.run(context)
+    except Exception as error:
+        return _failed_result(item.name, item.ids, error, started, reported=reported)
+    return CheckResult(
+        name=item.name,
+        ids=item.ids,
+        capability=item.capability,
+        status=PASSED,
+        duration=time.perf_counter() - started,
+    )
+
+
+def failed_ids(ids: tuple[str, ...], error: BaseException) -> tuple[str, ...]:
+    """The ids of a check that ``error`` proves broken (all of them unless it says which)."""
+    leaves = _leaves(error)
+    if not all(isinstance(leaf, CheckFailure) for leaf in leaves):
+        return ids
+    named = {
+        requirement
+        for leaf in leaves
+        if isinstance(leaf, CheckFailure)
+        for requirement in leaf.ids
+    }
+    if not named or not named <= set(ids):
+        return ids
+    return tuple(requirement for requirement in ids if requirement in named)
+
+
+@contextlib.contextmanager
+def hypothesis_defaults(*, derandomize: bool = False, shrink: bool = True) -> Iterator[None]:
+    """Derandomize Hypothesis' default settings, or turn shrinking off, for the duration.
+
+    Profiles build their settings on top of the current default, so this
+    reaches every check without the checks knowing about it.
+    """
+    changes: dict[str, Any] = {}
+    if derandomize:
+        changes.update(derandomize=True, database=None)
+    if not shrink:
+        changes["phases"] = [phase for phase in Phase if phase not in _SHRINK_PHASES]
+    if not changes:
+        yield
+        return
+    previous = settings.get_current_profile_name()
+    settings.register_profile(_RUN_PROFILE, settings.get_profile(previous), **changes)
+    settings.load_profile(_RUN_PROFILE)
+    try:
+        yield
+    finally:
+        settings.load_profile(previous)
+
+
+def describe_factory(factory: StoreFactory) -> str:
+    """``module:qualname`` of a factory, or its repr when it has no name."""
+    module = getattr(factory, "__module__", None)
+    qualname = getattr(factory, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qualname, str):
+        return f"{module}:{qualname}"
+    return repr(factory)
+
+
+class ProgressLine:
+    """``[i/N] check (elapsed)`` on a stream: rewritten in place on a TTY, else one line each."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream = stream
+        self._started = time.perf_counter()
+        self._live = stream is not None and stream.isatty()
+
+    def show(self, number: int, total: int, name: str) -> None:
+        """Announce that check ``number`` of ``total`` starts."""
+        if self._stream is None:
+            return
+        elapsed = time.perf_counter() - self._started
+        text = f"conformance [{number}/{total}] {name} ({elapsed:.1f}s)"
+        self._stream.write(f"\r\x1b[K{text}" if self._live else f"{text}\n")
+        self._stream.flush()
+
+    def close(self) -> None:
+        """Clear the live line."""
+        if self._stream is not None and self._live:
+            self._stream.write("\r\x1b[K")
+            self._stream.flush()
+
+
+def _run_checks(
+    selected: list[Check], context: CheckContext, line: ProgressLine
+) -> Iterator[CheckResult]:
+    """Run the checks of declared capabilities; the others are not run (CAP-001)."""
+    for number, item in enumerate(selected, start=1):
+        line.show(number, len(selected), item.name)
+        if item.capability in context.capabilities:
+            yield run_check(item, context)
+        else:
+            yield _not_run(item, f"capability {item.capability.value!r} is not declared")
+    line.close()
+
+
+def _validated(
+    factory: StoreFactory, profile: str, checks: Iterable[Check] | None
+) -> list[Check]:
+    if not callable(factory):
+        raise TypeError(f"factory must be a callable returning a fresh store, got {factory!r}")
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
+    selected = list(all_checks() if checks is None else checks)
+    for item in selected:
+        if not isinstance(item, Check):
+            raise TypeError(f"checks must be Check objects, got {item!r}")
+    return selected
+
+
+def _failed_result(
+    name: str,
+    ids: tuple[str, ...],
+    error: BaseException,
+    started: float,
+    *,
+    reported: Iterable[str] = (),
+    capability: Capability = Capability.LEDGER,
+) -> CheckResult:
+    broken = failed_ids(ids, error)
+    detail = "".join(traceback.format_exception(error))
+    output = "\n".join(reported)
+    if output:
+        detail = f"{detail}\nHypothesis reported:\n{output}\n"
+    return CheckResult(
+        name=name,
+        ids=ids,
+        capability=capability,
+        status=FAILED,
+        duration=time.perf_counter() - started,
+        failed_ids=broken,
+        message=_printable(_one_line(error)),
+        detail=_printable(detail),
+    )
+
+
+def _not_run(item: Check, reason: str) -> CheckResult:
+    return CheckResult(
+        name=item.name, ids=item.ids, capability=item.capability, status=NOT_RUN, message=reason
+    )
+
+
+def _suite_info(*, profile: str, derandomize: bool, shrink: bool) -> SuiteInfo:
+    # Imported here, not at the top, so that importing the package does not
+    # import the module ``python -m convledger_conformance.requirements`` runs.
+    from convledger_conformance.requirements import SPEC_VERSION
+
+    return SuiteInfo(
+        version=convledger.__version__,
+        spec_version=SPEC_VERSION,
+        profile=profile,
+        derandomize=derandomize,
+        shrink=shrink,
+    )
+
+
+def _report(
+    suite: SuiteInfo,
+    store: str,
+    declared: frozenset[Capability],
+    results: list[CheckResult],
+) -> Report:
+    from convledger_conformance.requirements import load_index
+
+    return Report(
+        suite=suite,
+        store=store,
+        capabilities=declared,
+        requirements=requirement_results(load_index(), results, declared),
+        checks=tuple(results),
+    )
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    # Only a plain group (distinct bugs) is looked into; Hypothesis' Flaky
+    # groups are failures of their own and fail every id.
+    if isinstance(error, BaseExceptionGroup) and type(error) in (
+        ExceptionGroup,
+        BaseExceptionGroup,
+    ):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]
+
+
+def _one_line(error: BaseException) -> str:
+    if isinstance(error, CheckFailure):
+        return (error.message.strip().splitlines() or [""])[0]
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def _printable(text: str) -> str:
+    """Escape control characters and lone surrogates (a store's data may hold any).
+
+    The report then stays valid UTF-8 JSON and XML and cannot drive a terminal.
+    """
+    return _UNPRINTABLE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)

@@ -1,0 +1,14 @@
+"""Speed-ups that cost clarity, each checked against the clear code it replaces.
+
+The modules here are never the definition of anything: each names the clear
+module it must agree with byte for byte, and a property test compares the two
+on generated values (house rule: optimized code lives apart, as
+``ethereum_optimized`` does beside the readable specs).
+
+``convledger.fast.canonical``: :func:`~convledger.fast.canonical.encode`, the
+same bytes and refusals as :func:`convledger.canonical.encode` (CAN-001).
+"""
+
+from convledger.fast.canonical import encode
+
+__all__ = ["encode"]

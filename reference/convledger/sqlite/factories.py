@@ -1,0 +1,47 @@
+"""Store factories for conformance runs: a fresh, empty store on every call.
+
+A conformance run takes a factory, never a shared instance (style rule 7):
+each Hypothesis example gets its own store. :func:`file_store_factory` puts
+each store in its own new directory under one temporary parent and removes
+that directory when the store closes; the parent goes when the process exits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from convledger.sqlite.store import SqliteStore
+
+StoreMaker = Callable[[], SqliteStore]
+
+
+def file_store_factory(**options: Any) -> StoreMaker:
+    """A maker of stores on new temporary files; ``options`` go to :class:`SqliteStore`."""
+    parent = Path(tempfile.mkdtemp(prefix="convledger-sqlite-"))
+    atexit.register(shutil.rmtree, parent, True)
+    counter = iter(range(1, 2**62))
+
+    def make() -> SqliteStore:
+        directory = parent / f"store-{next(counter)}"
+        directory.mkdir()
+        return SqliteStore(
+            directory / "ledger.sqlite",
+            on_close=lambda: shutil.rmtree(directory, ignore_errors=True),
+            **options,
+        )
+
+    return make
+
+
+def memory_store_factory(**options: Any) -> StoreMaker:
+    """A maker of stores on SQLite ``:memory:`` databases (capability ``ledger`` only)."""
+
+    def make() -> SqliteStore:
+        return SqliteStore(":memory:", **options)
+
+    return make

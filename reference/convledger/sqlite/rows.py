@@ -1,0 +1,132 @@
+"""Ledger rows: the statements that touch ``events`` and the envelope <-> row codec.
+
+An envelope is stored member for member (SQL-005): ``occurred_at`` is the
+exact string received, ``payload`` the canonical JSON text of the payload,
+``ignorable`` 0 or 1. Decoding a row therefore gives back an envelope with the
+same canonical bytes (ENV-011).
+
+Every statement that reads the ledger is named here, so a test can ask SQLite
+for its query plan and prove it is a SEARCH on an index, never a SCAN of
+``events`` (SQL-007).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import cast
+
+from convledger import canonical
+from convledger.canonical import JsonValue
+from convledger.envelope import Envelope
+
+MAX_SEQ = canonical.MAX_SAFE_INTEGER
+"""The largest seq an envelope may carry (ENV-006); the open upper end of a window."""
+
+_COLUMNS = "conversation_id, seq, event_id, kind, schema_version, occurred_at, payload, ignorable"
+
+READ_WINDOW = (
+    f"SELECT {_COLUMNS} FROM events"
+    " WHERE conversation_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?"
+)
+"""LED-008: one bounded keyset window of one conversation."""
+
+READ_HEAD = "SELECT seq FROM events WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1"
+"""LED-012: the last seq of one conversation."""
+
+FIND_EVENT_ID = "SELECT 1 FROM events WHERE event_id = ?"
+"""LED-003: whether an eventId is stored anywhere."""
+
+EXPORT_EVENTS = f"SELECT {_COLUMNS} FROM events WHERE conversation_id = ? ORDER BY seq"
+"""ARC-001: every event of one conversation, in seq order."""
+
+NEXT_CONVERSATION = (
+    "SELECT conversation_id FROM events WHERE conversation_id > ?"
+    " ORDER BY conversation_id LIMIT 1"
+)
+"""Inspection: the next conversation after one, so listing them skips from key to key."""
+
+COUNT_EVENTS = "SELECT count(*), max(seq) FROM events WHERE conversation_id = ?"
+"""Inspection: how many events one conversation has, and its head."""
+
+INSERT_EVENT = (
+    f"INSERT INTO events ({_COLUMNS}, search_rowid)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(rowid), 0) + 1 FROM events_fts))"
+)
+"""SQL-008: store one envelope; the FTS5 trigger indexes it with the rowid chosen here."""
+
+LEDGER_READS = {
+    "read_window": READ_WINDOW,
+    "head": READ_HEAD,
+    "find_event_id": FIND_EVENT_ID,
+    "export": EXPORT_EVENTS,
+    "next_conversation": NEXT_CONVERSATION,
+    "count_events": COUNT_EVENTS,
+}
+"""Every statement that reads ``events``, by purpose (SQL-007)."""
+
+Row = tuple[str, int, str, str, int, str, str, int]
+
+
+def event_row(envelope: Envelope) -> Row:
+    """The column values of one envelope (SQL-005)."""
+    return (
+        envelope.conversation_id,
+        envelope.seq,
+        envelope.event_id,
+        envelope.kind,
+        envelope.schema_version,
+        envelope.occurred_at,
+        canonical.encode(envelope.payload).decode("utf-8"),
+        1 if envelope.ignorable else 0,
+    )
+
+
+def envelope_of(row: Row) -> Envelope:
+    """The envelope one row stores (SQL-005)."""
+    conversation_id, seq, event_id, kind, schema_version, occurred_at, payload, ignorable = row
+    return Envelope(
+        schema_version=schema_version,
+        event_id=event_id,
+        conversation_id=conversation_id,
+        seq=seq,
+        kind=kind,
+        occurred_at=occurred_at,
+        payload=cast(JsonValue, canonical.decode(payload.encode("utf-8"))),
+        ignorable=ignorable == 1,
+    )
+
+
+def head_of(connection: sqlite3.Connection, conversation_id: str) -> int:
+    """LED-012 on an open connection: the last seq, 0 when there is none."""
+    found = connection.execute(READ_HEAD, (conversation_id,)).fetchone()
+    return 0 if found is None else int(found[0])
+
+
+def first_stored_event_id(
+    connection: sqlite3.Connection, event_ids: Iterable[str]
+) -> str | None:
+    """The first of ``event_ids`` already stored anywhere, or None (LED-003, ARC-010)."""
+    for event_id in event_ids:
+        if connection.execute(FIND_EVENT_ID, (event_id,)).fetchone() is not None:
+            return event_id
+    return None
+
+
+def insert_events(connection: sqlite3.Connection, envelopes: Iterable[Envelope]) -> None:
+    """Store envelopes as they are; the caller holds the write transaction (SQL-040)."""
+    connection.executemany(INSERT_EVENT, (event_row(envelope) for envelope in envelopes))
+
+
+def read_window(
+    connection: sqlite3.Connection, conversation_id: str, from_seq: int, to_seq: int, limit: int
+) -> list[Envelope]:
+    """LED-008: up to ``limit`` envelopes with ``from_seq <= seq <= to_seq``, by seq."""
+    rows = connection.execute(READ_WINDOW, (conversation_id, from_seq, to_seq, limit))
+    return [envelope_of(row) for row in rows.fetchall()]
+
+
+def export_events(connection: sqlite3.Connection, conversation_id: str) -> list[Envelope]:
+    """ARC-001: every envelope of one conversation; the caller holds the read transaction."""
+    rows = connection.execute(EXPORT_EVENTS, (conversation_id,))
+    return [envelope_of(row) for row in rows.fetchall()]

@@ -1,0 +1,322 @@
+"""The SQLite reference store (chapter ``sqlite.md``).
+
+Theory of operation
+-------------------
+One store handle owns one connection, in autocommit mode: the store begins
+and ends every transaction itself. A lock serializes the handle's callers
+(LED-013 within one handle); SQLite's own locking serializes handles and
+processes (SQL-040, SQL-047). Every write runs in ``BEGIN IMMEDIATE``, so the
+head is read and the next seq assigned while the write lock is held; a busy
+database is waited for up to the busy timeout and then refused with
+:class:`~convledger.sqlite.errors.StoreBusyError`, a ``conflict`` (SQL-041).
+
+Every operation runs inside :func:`~convledger.sqlite.errors.driver_boundary`,
+the one place where driver errors become typed ledger errors (ERR-006).
+
+:meth:`SqliteStore.write_transaction` gives the handle of one write
+transaction: later chapters write their companion rows through it, together
+with the ledger events that record them, so both commit or neither does
+(SQL-043). A call on the same store from inside that scope would wait for the
+lock it already holds; it is refused instead (SQL-044).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+
+from convledger.archive import Archive
+from convledger.envelope import Envelope, EventDraft, check_identifier, validate_draft
+from convledger.errors import ConflictError, DuplicateError
+from convledger.kinds import KindRegistry
+from convledger.sqlite import rows
+from convledger.sqlite.errors import (
+    NestedStoreCallError,
+    StoreClosedError,
+    driver_boundary,
+)
+from convledger.sqlite.migration import MigrationReport, StepObserver
+from convledger.sqlite.opening import Settings, open_database, random_event_id, rollback, utc_now
+from convledger.store import (
+    Capability,
+    LedgerStore,
+    StoreBase,
+    _as_batch,
+    _check_count,
+    _detached,
+    _not_supported,
+    _refuse_repeated_ids,
+)
+
+FILE_CAPABILITIES = frozenset(
+    {Capability.LEDGER, Capability.PERSISTENCE, Capability.MIGRATION, Capability.MULTI_PROCESS}
+)
+"""What a store on a file declares (CAP-001)."""
+MEMORY_CAPABILITIES = frozenset({Capability.LEDGER})
+"""What a store on ``:memory:`` declares: nothing outlives it, no other process sees it."""
+READ_ONLY_CAPABILITIES = frozenset({Capability.LEDGER, Capability.PERSISTENCE})
+"""What a read-only handle declares; its writes are refused as ``unauthorized`` (SQL-021)."""
+
+_TRANSACTION_CONTROL = re.compile(r"\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b", re.I)
+
+
+class SqliteStore(StoreBase):
+    """The ledger in one SQLite file (or ``:memory:``), schema version 2."""
+
+    declared = FILE_CAPABILITIES
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        read_only: bool = False,
+        synchronous: str = "FULL",
+        busy_timeout: float = 5.0,
+        clock: Callable[[], str] = utc_now,
+        new_event_id: Callable[[], str] = random_event_id,
+        connection_hook: Callable[[sqlite3.Connection], None] | None = None,
+        on_migration_step: StepObserver | None = None,
+        on_close: Callable[[], None] | None = None,
+        registry: KindRegistry | None = None,
+    ) -> None:
+        """Open (create, validate or migrate) the database at ``path``; see ``opening.py``.
+
+        ``clock`` and ``new_event_id`` date and name the baseline events of a
+        migration (SQL-032); ``connection_hook`` runs on the new connection
+        before the store uses it; ``on_close`` runs once when the store closes.
+        """
+        super().__init__(registry=registry)
+        self._settings = Settings(
+            path=os.fspath(path),
+            read_only=read_only,
+            synchronous=synchronous,
+            busy_timeout=busy_timeout,
+            clock=clock,
+            new_event_id=new_event_id,
+            connection_hook=connection_hook,
+            on_migration_step=on_migration_step,
+        )
+        opened = open_database(self._settings, self.registry)
+        self._connection = opened.connection
+        self.outcome = opened.outcome
+        """``created``, ``opened`` or ``migrated``: what opening did to the file."""
+        self.migration: MigrationReport | None = opened.migration
+        self._on_close = on_close
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+        self._closed = False
+
+    # -- what the store is ---------------------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        """The database file (or ``:memory:``)."""
+        return self._settings.path
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """CAP-001: declared per handle, by what its database can do."""
+        if self._settings.in_memory:
+            return MEMORY_CAPABILITIES
+        return READ_ONLY_CAPABILITIES if self._settings.read_only else FILE_CAPABILITIES
+
+    def reopen(self) -> LedgerStore:
+        """LED-015: close this handle and open the same file with the same settings."""
+        if Capability.PERSISTENCE not in self.capabilities:
+            raise _not_supported(Capability.PERSISTENCE, "reopen")
+        on_close, self._on_close = self._on_close, None
+        self.close()
+        settings = self._settings
+        return SqliteStore(
+            settings.path,
+            read_only=settings.read_only,
+            synchronous=settings.synchronous,
+            busy_timeout=settings.busy_timeout,
+            clock=settings.clock,
+            new_event_id=settings.new_event_id,
+            connection_hook=settings.connection_hook,
+            on_migration_step=settings.on_migration_step,
+            on_close=on_close,
+            registry=self.registry,
+        )
+
+    def close(self) -> None:
+        """Close the connection; later calls are refused. Closing twice is harmless."""
+        if self._owner == threading.get_ident():
+            raise NestedStoreCallError(
+                "close called from inside this store's own transaction scope",
+                requirement="SQL-044",
+            )
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._connection.close()
+        if self._on_close is not None:
+            self._on_close()
+
+    # -- transaction scopes --------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _gate(self, operation: str) -> Iterator[sqlite3.Connection]:
+        """Hold the handle's lock; refuse a call from inside this store's own scope (SQL-044)."""
+        if self._owner == threading.get_ident():
+            raise NestedStoreCallError(
+                f"{operation} called from inside this store's own transaction scope; "
+                "use the transaction handle instead",
+                requirement="SQL-044",
+            )
+        with self._lock:
+            if self._closed:
+                raise StoreClosedError(f"{operation} on a closed store", requirement="CAP-003")
+            self._owner = threading.get_ident()
+            try:
+                yield self._connection
+            finally:
+                self._owner = None
+
+    @contextlib.contextmanager
+    def _transaction(self, operation: str, *, write: bool) -> Iterator[sqlite3.Connection]:
+        """One transaction: ``BEGIN IMMEDIATE`` for writes (SQL-040), ``BEGIN`` for snapshots."""
+        with self._gate(operation) as connection, driver_boundary(operation):
+            connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield connection
+                connection.execute("COMMIT")
+            except BaseException:
+                rollback(connection)
+                raise
+
+    @contextlib.contextmanager
+    def write_transaction(self) -> Iterator[LedgerTransaction]:
+        """SQL-043: the store's own write transaction, for events with companion rows.
+
+        Everything done through the yielded handle commits when the block ends
+        and rolls back when it raises. Calls on the store itself inside the
+        block are refused (SQL-044).
+        """
+        with self._transaction("write transaction", write=True) as connection:
+            handle = LedgerTransaction(connection, self.registry)
+            try:
+                yield handle
+            finally:
+                handle._active = False
+
+    # -- the primitives of StoreBase ------------------------------------------------------------
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        with self._transaction("append", write=True) as connection:
+            return _append_checked(connection, conversation_id, drafts, expected_head)
+
+    def _read(
+        self, conversation_id: str, from_seq: int, to_seq: int | None, limit: int
+    ) -> Sequence[Envelope]:
+        upper = rows.MAX_SEQ if to_seq is None else to_seq
+        with self._gate("read") as connection, driver_boundary("read"):
+            return rows.read_window(connection, conversation_id, from_seq, upper, limit)
+
+    def _head(self, conversation_id: str) -> int:
+        with self._gate("head") as connection, driver_boundary("head"):
+            return rows.head_of(connection, conversation_id)
+
+    def _snapshot_events(self, conversation_id: str) -> Sequence[Envelope]:
+        """ARC-014, SQL-045: the export reads in one read transaction."""
+        with self._transaction("export", write=False) as connection:
+            return rows.export_events(connection, conversation_id)
+
+    def _import(self, archive: Archive) -> None:
+        with self._transaction("import", write=True) as connection:
+            head = rows.head_of(connection, archive.conversation_id)
+            if head:
+                raise ConflictError(
+                    f"conversation {archive.conversation_id!r} already has {head} events",
+                    requirement="ARC-009",
+                    actual=head,
+                )
+            stored = rows.first_stored_event_id(
+                connection, (envelope.event_id for envelope in archive.events)
+            )
+            if stored is not None:
+                raise DuplicateError(
+                    f"eventId {stored!r} already exists in this store",
+                    requirement="ARC-010",
+                    identity=stored,
+                )
+            rows.insert_events(connection, archive.events)
+
+
+class LedgerTransaction:
+    """The handle of one write transaction (SQL-043); valid only inside its scope."""
+
+    def __init__(self, connection: sqlite3.Connection, registry: KindRegistry) -> None:
+        self._connection = connection
+        self._registry = registry
+        self._active = True
+
+    def head(self, conversation_id: str) -> int:
+        """LED-012 inside the transaction."""
+        check_identifier(conversation_id, "conversationId", "ENV-005")
+        return rows.head_of(self._live(), conversation_id)
+
+    def append(
+        self,
+        conversation_id: str,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_head: int | None = None,
+    ) -> tuple[Envelope, ...]:
+        """Append inside the transaction, checked exactly like ``store.append``."""
+        check_identifier(conversation_id, "conversationId", "ENV-005")
+        batch = tuple(_detached(validate_draft(draft)) for draft in _as_batch(drafts))
+        for draft in batch:
+            self._registry.check_payload(draft.kind, draft.schema_version, draft.payload)
+        _refuse_repeated_ids(batch)
+        if expected_head is not None:
+            _check_count(expected_head, "expected_head", "LED-005", minimum=0)
+        return _append_checked(self._live(), conversation_id, batch, expected_head)
+
+    def execute(self, sql: str, parameters: Sequence[object] = ()) -> list[tuple[object, ...]]:
+        """Run one statement on a companion table; transaction control is the store's own."""
+        if _TRANSACTION_CONTROL.match(sql):
+            raise NestedStoreCallError(
+                "transaction control inside the store's transaction scope", requirement="SQL-043"
+            )
+        return list(self._live().execute(sql, tuple(parameters)).fetchall())
+
+    def _live(self) -> sqlite3.Connection:
+        if not self._active:
+            raise StoreClosedError("the transaction scope has ended", requirement="SQL-043")
+        return self._connection
+
+
+def _append_checked(
+    connection: sqlite3.Connection,
+    conversation_id: str,
+    drafts: tuple[EventDraft, ...],
+    expected_head: int | None,
+) -> tuple[Envelope, ...]:
+    """LED-002 .. LED-005 inside a write transaction: check, place at head+1.., insert."""
+    head = rows.head_of(connection, conversation_id)
+    if expected_head is not None and expected_head != head:
+        raise ConflictError(
+            f"expected head {expected_head}, the ledger is at {head}",
+            requirement="LED-005",
+            actual=head,
+        )
+    stored = rows.first_stored_event_id(connection, (draft.event_id for draft in drafts))
+    if stored is not None:
+        raise DuplicateError(
+            f"eventId {stored!r} already exists", requirement="LED-003", identity=stored
+        )
+    placed = tuple(
+        Envelope.from_draft(draft, conversation_id, head + offset)
+        for offset, draft in enumerate(drafts, start=1)
+    )
+    rows.insert_events(connection, placed)
+    return tuple(rows.envelope_of(rows.event_row(envelope)) for envelope in placed)

@@ -1,0 +1,233 @@
+"""Deliberately broken variants of MemoryStore: the conformance checks must kill every one.
+
+Each class has exactly ONE bug, a mistake a real store could make, and is
+tagged with the requirement ids a conformance run must report failed for it
+(the lesson of Hypothesis' own ``bad_machines``: a tester is tested by the
+bugs it catches).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import attrs
+
+from convledger import canonical
+from convledger.archive import Archive
+from convledger.envelope import Envelope, EventDraft
+from convledger.errors import ConflictError, DuplicateError
+from convledger.memory import MemoryStore
+from convledger.store import Page
+
+
+@attrs.frozen
+class Broken:
+    """A broken store class and the ids whose checks must catch its bug."""
+
+    store: type[MemoryStore]
+    catches: tuple[str, ...]
+
+
+class EventIdsUniquePerConversation(MemoryStore):
+    """LED-003: checks eventIds only against the conversation appended to."""
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        with self._lock:
+            ledger = self._ledgers.setdefault(conversation_id, [])
+            if expected_head is not None and expected_head != len(ledger):
+                raise ConflictError("stale head", requirement="LED-005", actual=len(ledger))
+            if {d.event_id for d in drafts} & {e.event_id for e in ledger}:
+                raise DuplicateError("seen here", requirement="LED-003", identity="?")
+            placed = tuple(
+                Envelope.from_draft(d, conversation_id, len(ledger) + n)
+                for n, d in enumerate(drafts, start=1)
+            )
+            ledger.extend(placed)
+            self._event_ids.update(d.event_id for d in drafts)
+        return placed
+
+
+class SeqReservedBeforeChecks(MemoryStore):
+    """LED-004: reserves the batch's seqs before checking it, so a refused batch leaves a gap."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._reserved: dict[str, int] = {}
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        with self._lock:
+            ledger = self._ledgers.setdefault(conversation_id, [])
+            last = self._reserved.get(conversation_id, len(ledger))
+            self._reserved[conversation_id] = last + len(drafts)  # before the checks: the bug
+            if expected_head is not None and expected_head != len(ledger):
+                raise ConflictError("stale head", requirement="LED-005", actual=len(ledger))
+            if any(d.event_id in self._event_ids for d in drafts):
+                raise DuplicateError("known", requirement="LED-003", identity="?")
+            placed = tuple(
+                Envelope.from_draft(d, conversation_id, last + n)
+                for n, d in enumerate(drafts, start=1)
+            )
+            ledger.extend(placed)
+            self._event_ids.update(d.event_id for d in drafts)
+        return placed
+
+
+class AcceptsIgnorableFalse(MemoryStore):
+    """ENV-010: an imported ``"ignorable": false`` is read as absent instead of refused."""
+
+    def import_conversation(self, archive: bytes):  # type: ignore[no-untyped-def]
+        document = canonical.decode(archive) if isinstance(archive, bytes) else None
+        if isinstance(document, dict) and isinstance(document.get("events"), list):
+            for event in document["events"]:
+                if isinstance(event, dict) and event.get("ignorable") is False:
+                    del event["ignorable"]
+            archive = canonical.encode(document)
+        return super().import_conversation(archive)
+
+
+class ImportsIntoOccupiedLog(MemoryStore):
+    """ARC-009: import appends the archive's events to a conversation that has some."""
+
+    def _import(self, archive: Archive) -> None:
+        with self._lock:
+            for envelope in archive.events:
+                if envelope.event_id in self._event_ids:
+                    raise DuplicateError("known", requirement="ARC-010", identity="?")
+            self._ledgers.setdefault(archive.conversation_id, []).extend(archive.events)
+            self._event_ids.update(e.event_id for e in archive.events)
+
+
+class ExportsWithJsonDumps(MemoryStore):
+    """CAN-005: exports with ``json.dumps(sort_keys=True)``: ``1.0``, ``1e+16``, code points."""
+
+    def export_conversation(self, conversation_id: str) -> bytes:
+        document = canonical.decode(super().export_conversation(conversation_id))
+        return json.dumps(
+            document, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        ).encode("utf-8")
+
+
+class DropsLastOfFullPage(MemoryStore):
+    """LED-009: a full page loses its last event while nextSeq points past it."""
+
+    def read(
+        self,
+        conversation_id: str,
+        *,
+        from_seq: int = 1,
+        to_seq: int | None = None,
+        limit: int = 1000,
+    ) -> Page:
+        page = super().read(conversation_id, from_seq=from_seq, to_seq=to_seq, limit=limit)
+        if page.next_seq is not None and len(page.items) > 1:
+            return Page(page.items[:-1], next_seq=page.next_seq)
+        return page
+
+
+class IgnoresExpectedHead(MemoryStore):
+    """LED-005: appends whatever the caller's expected head."""
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        return super()._append(conversation_id, drafts, None)
+
+
+class SharesPayloads(MemoryStore):
+    """LED-014: stores the caller's payload objects and returns the stored ones."""
+
+    def append(
+        self,
+        conversation_id: str,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_head: int | None = None,
+    ) -> tuple[Envelope, ...]:
+        placed = super().append(conversation_id, drafts, expected_head=expected_head)
+        with self._lock:
+            ledger = self._ledgers[conversation_id]
+            for offset, draft in enumerate(drafts, start=len(ledger) - len(placed)):
+                if isinstance(draft, EventDraft):
+                    ledger[offset] = attrs.evolve(ledger[offset], payload=draft.payload)
+            return tuple(ledger[len(ledger) - len(placed):])
+
+
+class AppendsIgnorableUnknownKinds(MemoryStore):
+    """KND-002: lets producers append an unregistered kind when the draft is ignorable."""
+
+    def append(
+        self,
+        conversation_id: str,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_head: int | None = None,
+    ) -> tuple[Envelope, ...]:
+        if isinstance(drafts, list) and all(
+            isinstance(d, EventDraft) and d.ignorable and not self.registry.knows(
+                d.kind, d.schema_version) for d in drafts
+        ) and drafts:
+            return self._append(conversation_id, tuple(drafts), expected_head)
+        return super().append(conversation_id, drafts, expected_head=expected_head)
+
+
+class ConflictWithoutHead(MemoryStore):
+    """ERR-005: a conflict for an expected head does not carry the actual head."""
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        try:
+            return super()._append(conversation_id, drafts, expected_head)
+        except ConflictError as error:
+            raise ConflictError("stale head", requirement="LED-005") from error
+
+
+class PartialBatchOnDuplicate(MemoryStore):
+    """LED-004: writes the drafts before a duplicate eventId, then refuses."""
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        for index, draft in enumerate(drafts):
+            if draft.event_id in self._event_ids and index:
+                super()._append(conversation_id, drafts[:index], expected_head)
+                break
+        return super()._append(conversation_id, drafts, expected_head)
+
+
+class RawErrorForLargeLimit(MemoryStore):
+    """ERR-006: a limit above 10000 escapes as a bare ValueError of the 'driver'."""
+
+    def read(
+        self,
+        conversation_id: str,
+        *,
+        from_seq: int = 1,
+        to_seq: int | None = None,
+        limit: int = 1000,
+    ) -> Page:
+        if isinstance(limit, int) and limit > 10_000:
+            raise OverflowError("page too large for the driver's buffer")
+        return super().read(conversation_id, from_seq=from_seq, to_seq=to_seq, limit=limit)
+
+
+BROKEN_STORES: tuple[Broken, ...] = (
+    Broken(EventIdsUniquePerConversation, ("LED-003",)),
+    Broken(SeqReservedBeforeChecks, ("LED-004",)),
+    Broken(AcceptsIgnorableFalse, ("ENV-010",)),
+    Broken(ImportsIntoOccupiedLog, ("ARC-009",)),
+    Broken(ExportsWithJsonDumps, ("CAN-005", "ARC-001")),
+    Broken(DropsLastOfFullPage, ("LED-009",)),
+    Broken(IgnoresExpectedHead, ("LED-005",)),
+    Broken(SharesPayloads, ("LED-014",)),
+    Broken(AppendsIgnorableUnknownKinds, ("KND-002",)),
+    Broken(ConflictWithoutHead, ("ERR-005",)),
+    Broken(PartialBatchOnDuplicate, ("LED-004", "ERR-004")),
+    Broken(RawErrorForLargeLimit, ("ERR-006",)),
+)
+"""Every broken store, with the ids that must be among the failed ones."""

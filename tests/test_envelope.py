@@ -1,0 +1,273 @@
+"""The event envelope (spec chapter ``envelope.md``, ENV-001 .. ENV-010).
+
+ENV-011 (a store returns the canonical bytes it was given) is tested with the
+store in ``test_memory_store.py`` and ``test_archive.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+
+from conftest import drafts, identifiers, json_values, occurred_ats, wire_event
+from convledger import canonical
+from convledger.envelope import (
+    REQUIRED_FIELDS,
+    WIRE_FIELDS,
+    Envelope,
+    EventDraft,
+    from_wire,
+    validate_draft,
+)
+from convledger.errors import InvalidInputError
+
+
+def _wire(**members: object) -> dict[str, object]:
+    """A valid wire envelope (seq 1) with some members replaced."""
+    wire: dict[str, object] = dict(wire_event(1))
+    wire.update(members)
+    return wire
+
+
+def _refused(wire: object) -> InvalidInputError:
+    with pytest.raises(InvalidInputError) as caught:
+        from_wire(wire)
+    assert caught.value.kind == "invalid_input"
+    return caught.value
+
+
+def test_valid_wire_envelope_accepted() -> None:
+    """ENV-001: an object with exactly the seven members is an envelope."""
+    envelope = from_wire(wire_event(3))
+    assert envelope.seq == 3
+    assert envelope.event_id == "e3"
+    assert envelope.ignorable is False
+    assert envelope.to_wire() == wire_event(3)
+
+
+@pytest.mark.parametrize("member", sorted(REQUIRED_FIELDS))
+def test_missing_member_refused(member: str) -> None:
+    """ENV-001: an envelope missing any of the seven members is refused."""
+    wire = wire_event(1)
+    del wire[member]
+    assert _refused(wire).requirement == "ENV-001"
+
+
+@pytest.mark.parametrize("wire", [[], "envelope", None, 1, [("seq", 1)]], ids=repr)
+def test_non_object_refused(wire: object) -> None:
+    """ENV-001: an envelope is a JSON object."""
+    _refused(wire)
+
+
+@pytest.mark.parametrize("ignorable", [False, True])
+def test_extra_member_refused(ignorable: bool) -> None:
+    """ENV-002: any other member is refused, also on an ignorable envelope."""
+    wire = _wire(extra="x")
+    if ignorable:
+        wire["ignorable"] = True
+    assert _refused(wire).requirement == "ENV-002"
+
+
+def test_extra_member_refused_on_unregistered_ignorable() -> None:
+    """ENV-002: ignorable does not license unknown envelope members."""
+    _refused(_wire(kind="future/kind", ignorable=True, traceId="t"))
+
+
+@pytest.mark.parametrize("member", ["schemaVersion", "seq"])
+@pytest.mark.parametrize(
+    "value", [0, -1, 2**53, 2**64, 1.0, 1.5, "1", True, None, [1]], ids=repr
+)
+def test_counters_out_of_range_refused(member: str, value: object) -> None:
+    """ENV-003, ENV-006: schemaVersion and seq are integers from 1 to 2**53 - 1."""
+    expected = "ENV-003" if member == "schemaVersion" else "ENV-006"
+    assert _refused(_wire(**{member: value})).requirement == expected
+
+
+@pytest.mark.parametrize("member", ["schemaVersion", "seq"])
+@pytest.mark.parametrize("value", [1, 2, canonical.MAX_SAFE_INTEGER])
+def test_counters_in_range_accepted(member: str, value: int) -> None:
+    """ENV-003, ENV-006: 1 and 2**53 - 1 are the bounds, both included."""
+    envelope = from_wire(_wire(**{member: value}))
+    assert envelope.to_wire()[member] == value
+
+
+@pytest.mark.parametrize(
+    ("member", "requirement"),
+    [("eventId", "ENV-004"), ("conversationId", "ENV-005"), ("kind", "ENV-007")],
+)
+@pytest.mark.parametrize("value", ["", None, 1, ["a"], "a\ud800"], ids=repr)
+def test_identifiers_refused(member: str, requirement: str, value: object) -> None:
+    """ENV-004, ENV-005, ENV-007: empty, non-string or lone-surrogate identifiers are refused."""
+    assert _refused(_wire(**{member: value})).requirement == requirement
+
+
+@pytest.mark.parametrize("value", ["\x00", "a/b", "/", "é", "😀", " ", "a\x00b/ü"], ids=repr)
+def test_unusual_identifiers_accepted_unchanged(value: str) -> None:
+    """ENV-004, ENV-005: NUL, '/' and non-ASCII identifiers are accepted and kept."""
+    envelope = from_wire(_wire(eventId=value, conversationId=value))
+    assert envelope.event_id == value
+    assert envelope.conversation_id == value
+
+
+@given(identifiers, identifiers, identifiers)
+def test_any_identifier_round_trips(event_id: str, conversation_id: str, kind: str) -> None:
+    """ENV-004, ENV-005, ENV-007: any non-empty string round-trips through the wire form."""
+    wire = _wire(eventId=event_id, conversationId=conversation_id, kind=kind)
+    envelope = from_wire(canonical.decode(canonical.encode(wire)))
+    assert (envelope.event_id, envelope.conversation_id, envelope.kind) == (
+        event_id,
+        conversation_id,
+        kind,
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2024-05-01T12:00:00Z",
+        "2024-05-01t12:00:00z",
+        "2024-05-01T12:00:00.5+02:00",
+        "2024-05-01T12:00:00.123456789-00:00",
+        "2024-05-01T23:59:60Z",
+        "2024-02-29T00:00:00+23:59",
+        "2000-02-29T00:00:00Z",
+        "0001-01-01T00:00:00Z",
+    ],
+)
+def test_occurred_at_accepted_and_kept_exactly(value: str) -> None:
+    """ENV-008: RFC 3339 date-times with an offset are accepted and kept as written."""
+    envelope = from_wire(_wire(occurredAt=value))
+    assert envelope.occurred_at == value
+    assert envelope.to_wire()["occurredAt"] == value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2024-05-01T12:00:00",
+        "2024-05-01 12:00:00Z",
+        "2024-05-01T12:00Z",
+        "2024-05-01",
+        "2024-13-01T00:00:00Z",
+        "2024-00-01T00:00:00Z",
+        "2024-04-31T00:00:00Z",
+        "2023-02-29T00:00:00Z",
+        "1900-02-29T00:00:00Z",
+        "2024-05-01T24:00:00Z",
+        "2024-05-01T12:60:00Z",
+        "2024-05-01T12:00:61Z",
+        "2024-05-01T12:00:00+24:00",
+        "2024-05-01T12:00:00+02:60",
+        "2024-05-01T12:00:00+0200",
+        "2024-05-01T12:00:00.Z",
+        "2024-05-01T12:00:00Z\n",
+        " 2024-05-01T12:00:00Z",
+        "２０２４-05-01T12:00:00Z",
+        "",
+        1714564800,
+        None,
+    ],
+    ids=repr,
+)
+def test_occurred_at_refused(value: object) -> None:
+    """ENV-008: anything but an RFC 3339 date-time with an offset is refused."""
+    assert _refused(_wire(occurredAt=value)).requirement == "ENV-008"
+
+
+@given(occurred_ats())
+def test_generated_occurred_at_accepted(value: str) -> None:
+    """ENV-008: every layout the strategy draws is accepted and kept as written."""
+    assert from_wire(_wire(occurredAt=value)).occurred_at == value
+
+
+@pytest.mark.parametrize(
+    "payload", [math.nan, math.inf, 2**53, {"a": b"x"}, "\udc00", {1: 2}, {3}], ids=repr
+)
+def test_payload_without_canonical_form_refused(payload: object) -> None:
+    """ENV-009: a payload that has no canonical form is refused."""
+    assert _refused(_wire(payload=payload)).requirement == "ENV-009"
+
+
+@given(json_values)
+def test_any_json_payload_accepted(payload: Any) -> None:
+    """ENV-009: any JSON value is a payload; the envelope does not judge its shape."""
+    assert from_wire(_wire(payload=payload)).payload is payload
+
+
+@pytest.mark.parametrize("value", [False, 1, 0, "true", None, [True]], ids=repr)
+def test_ignorable_other_than_true_refused(value: object) -> None:
+    """ENV-010: ignorable is the literal true when present."""
+    assert _refused(_wire(ignorable=value)).requirement == "ENV-010"
+
+
+def test_ignorable_written_only_when_true() -> None:
+    """ENV-010: a non-ignorable envelope is written without the member."""
+    envelope = from_wire(wire_event(1))
+    assert "ignorable" not in envelope.to_wire()
+    ignorable = from_wire(_wire(ignorable=True))
+    assert ignorable.ignorable is True
+    assert ignorable.to_wire()["ignorable"] is True
+
+
+def test_wire_fields_are_the_spec_members() -> None:
+    """ENV-001: the members are exactly the eight the spec lists."""
+    assert set(WIRE_FIELDS) == {
+        "schemaVersion",
+        "eventId",
+        "conversationId",
+        "seq",
+        "kind",
+        "occurredAt",
+        "payload",
+        "ignorable",
+    }
+    assert set(WIRE_FIELDS) - REQUIRED_FIELDS == {"ignorable"}
+
+
+@given(drafts())
+def test_wire_round_trip(draft: EventDraft) -> None:
+    """ENV-001 .. ENV-010: an envelope survives to_wire, canonical bytes and from_wire."""
+    envelope = Envelope.from_draft(draft, "conv", 7)
+    data = envelope.canonical_bytes()
+    again = from_wire(canonical.decode(data))
+    assert again.canonical_bytes() == data
+    assert again.occurred_at == draft.occurred_at
+    assert again.ignorable == draft.ignorable
+
+
+@pytest.mark.parametrize(
+    ("changes", "requirement"),
+    [
+        ({"event_id": ""}, "ENV-004"),
+        ({"kind": ""}, "ENV-007"),
+        ({"occurred_at": "yesterday"}, "ENV-008"),
+        ({"schema_version": 0}, "ENV-003"),
+        ({"schema_version": True}, "ENV-003"),
+        ({"payload": math.nan}, "ENV-009"),
+        ({"ignorable": 1}, "ENV-010"),
+        ({"ignorable": None}, "ENV-010"),
+    ],
+    ids=repr,
+)
+def test_invalid_draft_refused(changes: dict[str, object], requirement: str) -> None:
+    """ENV-003 .. ENV-010: a draft is checked member by member."""
+    fields: dict[str, Any] = {
+        "event_id": "e1",
+        "kind": "state/set",
+        "occurred_at": "2024-05-01T12:00:00Z",
+        "payload": {},
+        **changes,
+    }
+    with pytest.raises(InvalidInputError) as caught:
+        validate_draft(EventDraft(**fields))
+    assert caught.value.requirement == requirement
+
+
+@pytest.mark.parametrize("value", [None, {"eventId": "e1"}, "draft", wire_event(1)], ids=repr)
+def test_non_draft_refused(value: object) -> None:
+    """LED-001: only an EventDraft is a draft."""
+    with pytest.raises(InvalidInputError):
+        validate_draft(value)

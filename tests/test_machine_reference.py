@@ -1,0 +1,106 @@
+"""The conformance checks, the model and the state machine against the reference MemoryStore.
+
+The suite is tested from both sides: here every check must pass on the
+reference store (and the suite's own tables must agree with its model); in
+``test_broken_stores_core.py`` every deliberately broken store must fail.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis.stateful import run_state_machine_as_test
+
+from convledger.envelope import EventDraft
+from convledger.kinds import default_registry
+from convledger.memory import MemoryStore
+from convledger_conformance import strategies as gen
+from convledger_conformance.checks.kinds import registered_pairs
+from convledger_conformance.machine import MACHINE_IDS, build_ledger_machine
+from convledger_conformance.model import LedgerModel, Refusal
+from convledger_conformance.profiles import BUDGETS, PROFILES, settings_for
+from convledger_conformance.registry import all_checks
+from convledger_conformance.report import FAILED, NOT_RUN, PASSED
+from convledger_conformance.runner import run_suite
+
+
+def test_every_check_passes_on_the_reference_store_at_smoke() -> None:
+    """Every check of a declared capability passes on MemoryStore at the smoke profile."""
+    report = run_suite(MemoryStore, profile="smoke", derandomize=True)
+    failed = {r.name: r.message for r in report.checks if r.status == FAILED}
+    assert failed == {}
+    ran = {r.name for r in report.checks if r.status == PASSED}
+    assert {c.name for c in all_checks() if c.capability in MemoryStore().capabilities} <= ran
+    assert {r.name for r in report.checks if r.status == NOT_RUN} == {
+        c.name for c in all_checks() if c.capability not in MemoryStore().capabilities
+    }
+
+
+def test_machine_with_reopen_refused_passes_on_the_reference_store() -> None:
+    """With reopen rules, the machine expects MemoryStore (no persistence) to refuse reopen."""
+    machine = build_ledger_machine(MemoryStore, reopen=True)
+    run_state_machine_as_test(machine, settings=settings_for("smoke", derandomize=True))
+
+
+def test_machine_ids_are_active_requirements() -> None:
+    """Every id the machine can name is an id of the spec, so the runner can attribute it."""
+    from convledger_conformance.requirements import active_ids
+
+    assert set(MACHINE_IDS) <= active_ids()
+
+
+@pytest.mark.parametrize("name", sorted(gen.ARCHIVE_FAULTS))
+def test_model_refuses_each_archive_fault_as_its_table_says(name: str) -> None:
+    """The model refuses each hostile archive with the kind and ids the fault table names."""
+    fault = gen.ARCHIVE_FAULTS[name]
+    document = gen.document_of("c", gen.placed("c", [gen.broken_draft({}, event_id="a"),
+                                                      gen.broken_draft({}, event_id="b")]))
+    outcome = LedgerModel().expect_import(fault.make(document))
+    assert isinstance(outcome, Refusal)
+    assert fault.kind in outcome.kinds
+    assert set(fault.ids) & set(outcome.ids)
+
+
+@pytest.mark.parametrize("change", gen.INVALID_DRAFT_CHANGES, ids=lambda c: c[0])
+def test_model_refuses_each_invalid_draft_as_its_table_says(
+    change: gen.DraftChange,
+) -> None:
+    """The model refuses each invalid draft as invalid_input, naming the ids the table gives."""
+    why, breaks, fields = change
+    outcome = LedgerModel().expect_append("c", [gen.broken_draft(fields)])
+    assert isinstance(outcome, Refusal)
+    assert outcome.kinds == {"invalid_input"}
+    assert set(breaks) <= set(outcome.ids), why
+
+
+@given(gen.draft_batches())
+def test_model_accepts_generated_valid_drafts(batch: list[EventDraft]) -> None:
+    """Every batch of generated valid drafts is accepted by the model at seqs 1..n."""
+    outcome = LedgerModel().expect_append("c", batch)
+    assert not isinstance(outcome, Refusal)
+    assert len(outcome) == len(batch)
+
+
+def test_example_payloads_cover_and_satisfy_the_registry() -> None:
+    """The suite has one valid example payload for exactly the registered pairs."""
+    registry = default_registry()
+    assert set(gen.EXAMPLE_PAYLOADS) == set(registered_pairs())
+    for (kind, version), payload in gen.EXAMPLE_PAYLOADS.items():
+        registry.check_payload(kind, version, payload)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_profiles_write_no_example_database(profile: str) -> None:
+    """Every profile has no example database, no deadline and the budget of its table."""
+    chosen = settings_for(profile)
+    assert chosen.database is None
+    assert chosen.deadline is None
+    assert chosen.max_examples == BUDGETS[profile].max_examples
+    assert chosen.stateful_step_count == BUDGETS[profile].stateful_step_count
+    assert settings_for(profile, derandomize=True).derandomize
+
+
+def test_unknown_profile_is_refused() -> None:
+    """settings_for refuses a profile that does not exist."""
+    with pytest.raises(ValueError):
+        settings_for("fastest")

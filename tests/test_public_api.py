@@ -1,0 +1,91 @@
+"""The public API of both packages is frozen: changing it must change this test."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import convledger
+import convledger_conformance
+
+CONVLEDGER_API = [
+    "ERROR_KINDS",
+    "SPEC_VERSION",
+    "Archive",
+    "CanonicalJsonError",
+    "Capability",
+    "ConflictError",
+    "DuplicateError",
+    "Envelope",
+    "EventDraft",
+    "ImportReport",
+    "IntegrityError",
+    "InvalidInputError",
+    "JsonValue",
+    "KindRegistry",
+    "KindSpec",
+    "LedgerError",
+    "LedgerStore",
+    "MemoryStore",
+    "NotFoundError",
+    "NotSupportedError",
+    "Page",
+    "ReplayRefusedError",
+    "StoreBase",
+    "UnauthorizedError",
+    "Verdict",
+    "__version__",
+    "admit",
+    "decode_archive",
+    "default_registry",
+    "encode_archive",
+    "inspect_archive",
+    "replay",
+]
+
+CONFORMANCE_API = [
+    "PROFILES",
+    "CheckContext",
+    "CheckFailure",
+    "LedgerConformanceTestCase",
+    "Report",
+    "StoreFactory",
+    "check",
+    "expect",
+    "run_suite",
+]
+
+
+def test_convledger_all_is_frozen() -> None:
+    """convledger exports exactly the frozen names, and each of them exists."""
+    assert sorted(convledger.__all__) == sorted(CONVLEDGER_API)
+    for name in convledger.__all__:
+        assert hasattr(convledger, name), name
+
+
+def test_convledger_conformance_all_is_frozen() -> None:
+    """convledger_conformance exports exactly the frozen names, and each of them exists."""
+    assert sorted(convledger_conformance.__all__) == sorted(CONFORMANCE_API)
+    for name in convledger_conformance.__all__:
+        assert hasattr(convledger_conformance, name), name
+
+
+def test_profiles_are_smoke_ci_thorough() -> None:
+    """The exported profiles are smoke, ci and thorough, in that order."""
+    assert convledger_conformance.PROFILES == ("smoke", "ci", "thorough")
+
+
+def test_importing_the_suite_does_not_import_pytest() -> None:
+    """Importing convledger_conformance (and running its checks' registry) never imports pytest."""
+    program = (
+        "import sys\n"
+        "import convledger_conformance\n"
+        "from convledger_conformance.registry import all_checks\n"
+        "list(all_checks())\n"
+        "import convledger_conformance.cli\n"
+        "sys.exit(1 if 'pytest' in sys.modules else 0)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
