@@ -207,8 +207,12 @@ def memory_ledger(request: pytest.FixtureRequest, ledger_size: int) -> MemoryLed
     ledgers = request.config.stash.setdefault(_LEDGERS, {})
     if ledger_size not in ledgers:
         ledgers[ledger_size] = MemoryLedger.build(ledger_size)
-        _record(request.config, f"build MemoryStore of {ledger_size:.0e} events",
-                ledgers[ledger_size].build_seconds, "s")
+        _record(
+            request.config,
+            f"build MemoryStore of {ledger_size:.0e} events",
+            ledgers[ledger_size].build_seconds,
+            "s",
+        )
     return ledgers[ledger_size]
 
 

@@ -124,10 +124,7 @@ class RawSqlite:
         The floor of a bounded read that returns decoded envelopes: the fetch
         plus the cheapest possible decode, with no validation at all.
         """
-        return [
-            json.loads(row[column])
-            for row in self.connection.execute(sql, tuple(params))
-        ]
+        return [json.loads(row[column]) for row in self.connection.execute(sql, tuple(params))]
 
     def close(self) -> None:
         """Close the connection."""

@@ -60,7 +60,9 @@ def _json(value: JsonValue) -> str:
 
 
 def _head(conversation_id: str, version: int, updated_at: str) -> Row:
-    record = {"conversationId": conversation_id, "version": version, "updatedAt": updated_at}
+    record: dict[str, JsonValue] = {
+        "conversationId": conversation_id, "version": version, "updatedAt": updated_at,
+    }
     return (conversation_id, version, updated_at, _json(record))
 
 
@@ -89,7 +91,7 @@ def _admission(
     conversation_id: str, key: str, run_id: str, ordinal: int, admitted_at: str,
     input_message_id: str,
 ) -> Row:
-    record = {
+    record: dict[str, JsonValue] = {
         "idempotencyKey": key, "runId": run_id, "ordinal": ordinal,
         "admittedAt": admitted_at, "inputMessageId": input_message_id,
     }
@@ -208,11 +210,11 @@ def main() -> int:
             fossil.unlink(missing_ok=True)
             write_v1(fossil, populated=populated)
             conversations = []
-            (out / name).mkdir(exist_ok=True)
             for index, (conversation, data) in enumerate(
                 expected_archives(fossil, Path(scratch)), start=1
             ):
                 archive = f"{name}/{index:02d}.json"
+                (out / name).mkdir(exist_ok=True)
                 (out / archive).write_bytes(data)
                 conversations.append(
                     {"conversationId": conversation, "archive": archive, "sha256": _sha256(data)}

@@ -8,6 +8,7 @@ bugs it catches).
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 
@@ -29,6 +30,11 @@ class Broken:
     catches: tuple[str, ...]
 
 
+def detached(envelopes: tuple[Envelope, ...]) -> tuple[Envelope, ...]:
+    """Copies sharing no payload object with the ledger (so LED-014 holds in every variant)."""
+    return tuple(attrs.evolve(e, payload=copy.deepcopy(e.payload)) for e in envelopes)
+
+
 class EventIdsUniquePerConversation(MemoryStore):
     """LED-003: checks eventIds only against the conversation appended to."""
 
@@ -47,7 +53,7 @@ class EventIdsUniquePerConversation(MemoryStore):
             )
             ledger.extend(placed)
             self._event_ids.update(d.event_id for d in drafts)
-        return placed
+        return detached(placed)
 
 
 class SeqReservedBeforeChecks(MemoryStore):
@@ -74,7 +80,7 @@ class SeqReservedBeforeChecks(MemoryStore):
             )
             ledger.extend(placed)
             self._event_ids.update(d.event_id for d in drafts)
-        return placed
+        return detached(placed)
 
 
 class AcceptsIgnorableFalse(MemoryStore):

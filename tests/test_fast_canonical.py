@@ -41,9 +41,32 @@ BMP_END = "\U00010000"
 # -- generated values ------------------------------------------------------------
 
 SPECIAL_FLOATS = [
-    0.0, -0.0, 1.0, -1.0, 0.1, 0.5, 1e-4, 1e-5, 1e-6, 1e-7, 1e15, 1e16, 1e20, 1e21, 1e22,
-    123.456, 1e15 + 0.5, 2.0**53, 2.0**53 + 2, 9007199254740991.0, 5e-324, 2.2250738585072014e-308,
-    1.7976931348623157e308, 4.35, 0.000001234, 1234567890123456789.0,
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.1,
+    0.5,
+    1e-4,
+    1e-5,
+    1e-6,
+    1e-7,
+    1e15,
+    1e16,
+    1e20,
+    1e21,
+    1e22,
+    123.456,
+    1e15 + 0.5,
+    2.0**53,
+    2.0**53 + 2,
+    9007199254740991.0,
+    5e-324,
+    2.2250738585072014e-308,
+    1.7976931348623157e308,
+    4.35,
+    0.000001234,
+    1234567890123456789.0,
 ]
 NON_FINITE = [math.inf, -math.inf, math.nan]
 INTEGER_EDGES = [0, 1, -1, MAX, -MAX, MAX + 1, -MAX - 1, 2**64, -(2**64), 10**400]
@@ -121,10 +144,20 @@ class Items(list[object]):
 
 
 OUTSIDE_THE_MODEL: list[object] = [
-    b"bytes", bytearray(b"x"), {1, 2}, frozenset(), Decimal("1.5"), 1 + 2j, object(), range(2),
+    b"bytes",
+    bytearray(b"x"),
+    {1, 2},
+    frozenset(),
+    Decimal("1.5"),
+    1 + 2j,
+    object(),
+    range(2),
 ]
 SUBCLASSED: list[object] = [
-    Color.RED, Tag("tag"), Items([1, "a"]), OrderedDict([("b", 1), ("a", 2)]),
+    Color.RED,
+    Tag("tag"),
+    Items([1, "a"]),
+    OrderedDict([("b", 1), ("a", 2)]),
     types.MappingProxyType({"z": 1, "a": [1.0]}),
 ]
 

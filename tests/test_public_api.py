@@ -33,6 +33,7 @@ CONVLEDGER_API = [
     "ReplayRefusedError",
     "StoreBase",
     "UnauthorizedError",
+    "UnavailableError",
     "Verdict",
     "__version__",
     "admit",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -16,7 +17,7 @@ from conftest import draft
 from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
 from convledger.sqlite import MigrationRefusedError, SqliteStore
-from convledger.sqlite.baseline import V1Conversation, as_of, instant
+from convledger.sqlite.baseline import TimedRecord, V1Conversation, as_of, instant
 from convledger.sqlite.fixtures import (
     V1Rows,
     file_digest,
@@ -113,7 +114,7 @@ def test_as_of_is_absent_without_messages_and_runs(v1_file: Path) -> None:
 
 
 def test_as_of_compares_instants_not_text() -> None:
-    """SQL-034: 03:00:02+03:00 is 00:00:02Z, earlier than 00:00:02.5Z though its text sorts later."""
+    """SQL-034: 03:00:02+03:00 is 00:00:02Z, before 00:00:02.5Z though its text sorts later."""
     conversation = V1Conversation(
         conversation_id="c", head={}, admissions=(),
         messages=(_timed("2026-01-01T00:00:02.5Z"),),
@@ -138,9 +139,7 @@ def test_instant_orders_fractions_exactly() -> None:
     assert instant("2026-01-01T00:00:00-00:01") == instant("2026-01-01T00:01:00Z")
 
 
-def _timed(at: str) -> object:
-    from convledger.sqlite.baseline import TimedRecord
-
+def _timed(at: str) -> TimedRecord:
     return TimedRecord(at=at, record={})
 
 
@@ -154,8 +153,6 @@ def test_version_1_rows_are_left_unchanged(v1_file: Path) -> None:
 def test_baseline_is_searchable(v1_file: Path) -> None:
     """SQL-008: the FTS5 index holds the text of every baseline written by the migration."""
     migrate(v1_file).close()
-    import sqlite3
-
     connection = sqlite3.connect(v1_file)
     hits = connection.execute(
         "SELECT conversation_id, seq FROM events_fts WHERE events_fts MATCH ?", ('"m-ü"',)

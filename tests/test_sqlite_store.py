@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from conftest import draft, draft_batches, identifiers, wire_events
 from convledger import canonical
+from convledger.canonical import JsonValue
 from convledger.envelope import EventDraft
 from convledger.errors import ConflictError, DuplicateError, LedgerError
 from convledger.sqlite import (
@@ -59,7 +60,7 @@ def test_append_then_read_returns_identical_bytes(
 
 def test_row_stores_members_exactly(store: SqliteStore) -> None:
     """SQL-005: occurredAt is the exact text, payload canonical JSON text, ignorable 0/1."""
-    payload = {"name": "s", "version": 1, "actor": "a", "value": [1.0, 1e21, "é\n"]}
+    payload: JsonValue = {"name": "s", "version": 1, "actor": "a", "value": [1.0, 1e21, "é\n"]}
     store.append("c\x00/ü", [
         draft("e-1", payload=payload, occurred_at="2024-05-01T12:00:00.250000+02:00"),
         draft("e-2", kind="state/set", ignorable=True),
@@ -302,3 +303,23 @@ def test_seqs_stay_contiguous_across_handle_and_store(sizes: list[int]) -> None:
             store.append("c", batch)
     assert [e.seq for e in store.read("c").items] == list(range(1, counter + 1))
     store.close()
+
+
+def test_windows_beyond_the_largest_seq_are_empty(store: SqliteStore) -> None:
+    """LED-011, ERR-006: a window past 2**53 - 1 is an empty page, never a driver error."""
+    store.append("c", [draft("e")])
+    assert store.read("c", from_seq=2**64).items == ()
+    assert [e.seq for e in store.read("c", to_seq=2**70).items] == [1]
+
+
+def test_failing_connection_hook_leaves_no_new_file(tmp_path: Path) -> None:
+    """SQL-022: an open that fails before the schema exists does not leave a new file behind."""
+    path = tmp_path / "never.sqlite"
+
+    def broken_hook(connection: sqlite3.Connection) -> None:
+        connection.execute("SELECT 1")
+        raise RuntimeError("hook failed")
+
+    with pytest.raises(RuntimeError):
+        SqliteStore(path, connection_hook=broken_hook)
+    assert not path.exists()

@@ -31,7 +31,7 @@ from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import StoreFactory, all_checks
 from convledger_conformance.runner import run_suite
 
-DEFAULT_STORE: Final = "convledger.memory:MemoryStore"
+DEFAULT_STORE: Final = "convledger.sqlite:new_file_store"
 """The store validated when no ``--store`` is given: the embedded reference store."""
 
 

@@ -28,6 +28,10 @@ Choices that hold for every profile, and why:
   found, whose :class:`~convledger_conformance.registry.CheckFailure` names
   the broken requirement ids; the runner attributes them precisely.
 * ``print_blob=True``: the failure carries ``@reproduce_failure`` data.
+* ``smoke`` and ``ci`` skip Hypothesis' *explain* phase. It replays a shrunk
+  failure hundreds of times to mark which steps matter; on a state machine
+  over a store that turns a two-second failure into a minute. ``thorough``
+  keeps it.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from __future__ import annotations
 from typing import Final
 
 import attrs
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 PROFILES: Final = ("smoke", "ci", "thorough")
 """The profiles, from fastest to deepest."""
@@ -49,12 +53,14 @@ class Budget:
     """Examples per property check and programs per state machine."""
     stateful_step_count: int
     """Steps of one state-machine program."""
+    explain: bool = False
+    """Whether a failure is explained (Hypothesis' explain phase)."""
 
 
 BUDGETS: Final = {
     "smoke": Budget(max_examples=4, stateful_step_count=12),
     "ci": Budget(max_examples=25, stateful_step_count=30),
-    "thorough": Budget(max_examples=400, stateful_step_count=80),
+    "thorough": Budget(max_examples=400, stateful_step_count=80, explain=True),
 }
 """The budget of each profile, as a table."""
 
@@ -76,6 +82,7 @@ def settings_for(profile: str, *, derandomize: bool = False) -> settings:
         suppress_health_check=[HealthCheck.too_slow],
         report_multiple_bugs=False,
         print_blob=True,
+        phases=[phase for phase in Phase if budget.explain or phase is not Phase.explain],
     )
     if derandomize:
         chosen = settings(chosen, derandomize=True)

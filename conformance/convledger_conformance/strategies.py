@@ -16,6 +16,7 @@ floats print as ``nan``/``inf``: add ``from math import nan, inf``).
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final, cast
@@ -44,36 +45,48 @@ UNKNOWN_KIND: Final = "x-conformance/unknown"
 """A kind no version of the registry will ever hold (the registry has no ``x-`` prefix)."""
 
 
+_IDENTIFIERS: st.SearchStrategy[str] = st.one_of(
+    st.sampled_from(SPECIAL_IDENTIFIERS),
+    st.text(SCALAR_TEXT, min_size=1, max_size=8),
+    st.uuids().map(str),
+)
+
+
 def identifiers() -> st.SearchStrategy[str]:
     """Non-empty strings of Unicode scalar values, biased to NUL, ``/`` and astral ones."""
-    return st.one_of(
-        st.sampled_from(SPECIAL_IDENTIFIERS),
-        st.text(SCALAR_TEXT, min_size=1, max_size=8),
-        st.uuids().map(str),
-    )
+    return _IDENTIFIERS
 
 
-@st.composite
-def occurred_at(draw: st.DrawFn) -> str:
-    """RFC 3339 date-times with an offset, of varied precision and case (ENV-008)."""
-    year = draw(st.integers(0, 9999))
-    month = draw(st.integers(1, 12))
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _stamp(parts: tuple[int, int, int, int, int, int, str | None, str, str]) -> str:
+    """Format drawn parts as an RFC 3339 date-time; a day past the month's end is clamped."""
+    year, month, day, hour, minute, second, fraction, separator, offset = parts
     leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    days = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]
-    day = draw(st.integers(1, days))
-    hour, minute = draw(st.integers(0, 23)), draw(st.integers(0, 59))
-    second = draw(st.integers(0, 59) | st.just(60))
-    fraction = draw(st.none() | st.text("0123456789", min_size=1, max_size=9))
-    separator = draw(st.sampled_from("Tt"))
-    offset = draw(
-        st.sampled_from(("Z", "z", "+00:00", "-00:00"))
-        | st.builds(
-            "{}{:02d}:{:02d}".format, st.sampled_from("+-"), st.integers(0, 23),
-            st.integers(0, 59),
-        )
-    )
+    day = min(day, 29 if month == 2 and leap else _DAYS_IN_MONTH[month - 1])
     stamp = f"{year:04d}-{month:02d}-{day:02d}{separator}{hour:02d}:{minute:02d}:{second:02d}"
     return stamp + (f".{fraction}" if fraction else "") + offset
+
+
+_OCCURRED_AT: st.SearchStrategy[str] = st.tuples(
+    st.integers(0, 9999),
+    st.integers(1, 12),
+    st.integers(1, 31),
+    st.integers(0, 23),
+    st.integers(0, 59),
+    st.integers(0, 59) | st.just(60),
+    st.none() | st.text("0123456789", min_size=1, max_size=9),
+    st.sampled_from("Tt"),
+    st.sampled_from(("Z", "z", "+00:00", "-00:00"))
+    | st.builds("{}{:02d}:{:02d}".format, st.sampled_from("+-"), st.integers(0, 23),
+                st.integers(0, 59)),
+).map(_stamp)
+
+
+def occurred_at() -> st.SearchStrategy[str]:
+    """RFC 3339 date-times with an offset, of varied precision and case (ENV-008)."""
+    return _OCCURRED_AT
 
 
 INVALID_OCCURRED_AT: Final = (
@@ -93,6 +106,7 @@ INVALID_OCCURRED_AT: Final = (
 """occurredAt values ENV-008 refuses (no offset, impossible dates, a trailing newline, ...)."""
 
 
+@functools.cache
 def json_values(*, max_leaves: int = 12) -> st.SearchStrategy[JsonValue]:
     """Any JSON value of the data model of CAN, with the numbers and names that trip encoders."""
     scalars: st.SearchStrategy[JsonValue] = st.one_of(
@@ -113,16 +127,19 @@ def json_values(*, max_leaves: int = 12) -> st.SearchStrategy[JsonValue]:
     )
 
 
+_STATE_SET_PAYLOADS: st.SearchStrategy[JsonValue] = st.fixed_dictionaries(
+    {
+        "name": st.text(SCALAR_TEXT, min_size=1, max_size=6),
+        "version": st.integers(1, MAX_SAFE_INTEGER),
+        "value": json_values(),
+        "actor": st.text(SCALAR_TEXT, min_size=1, max_size=6),
+    }
+)
+
+
 def state_set_payloads() -> st.SearchStrategy[JsonValue]:
     """``state/set`` v1 payloads: any JSON ``value`` (facts chapter, registered in KND)."""
-    return st.fixed_dictionaries(
-        {
-            "name": st.text(SCALAR_TEXT, min_size=1, max_size=6),
-            "version": st.integers(1, MAX_SAFE_INTEGER),
-            "value": json_values(),
-            "actor": st.text(SCALAR_TEXT, min_size=1, max_size=6),
-        }
-    )
+    return _STATE_SET_PAYLOADS
 
 
 _NONEMPTY = st.text(SCALAR_TEXT, min_size=1, max_size=6)
@@ -162,19 +179,29 @@ OTHER_PAYLOADS: Final[Mapping[str, st.SearchStrategy[JsonValue]]] = {
 """Valid payloads of a few registered kinds besides ``state/set`` (schemas in kinds.json)."""
 
 
-@st.composite
-def valid_drafts(draw: st.DrawFn) -> EventDraft:
-    """Drafts of registered kinds with valid payloads; mostly ``state/set``."""
-    kind = draw(st.sampled_from((STATE_SET,) * 4 + tuple(OTHER_PAYLOADS)))
-    payloads = state_set_payloads() if kind == STATE_SET else OTHER_PAYLOADS[kind]
-    return EventDraft(
-        event_id=draw(identifiers()),
-        kind=kind,
-        occurred_at=draw(occurred_at()),
-        payload=draw(payloads),
-        schema_version=1,
-        ignorable=draw(st.sampled_from((False, False, False, True))),
+def _drafts_of(kind: str, payloads: st.SearchStrategy[JsonValue]) -> st.SearchStrategy[
+    EventDraft
+]:
+    return st.builds(
+        EventDraft,
+        event_id=_IDENTIFIERS,
+        kind=st.just(kind),
+        occurred_at=_OCCURRED_AT,
+        payload=payloads,
+        schema_version=st.just(1),
+        ignorable=st.sampled_from((False, False, False, True)),
     )
+
+
+_VALID_DRAFTS: st.SearchStrategy[EventDraft] = st.one_of(
+    *[_drafts_of(STATE_SET, _STATE_SET_PAYLOADS)] * 4,
+    *(_drafts_of(kind, payloads) for kind, payloads in OTHER_PAYLOADS.items()),
+)
+
+
+def valid_drafts() -> st.SearchStrategy[EventDraft]:
+    """Drafts of registered kinds with valid payloads; mostly ``state/set``."""
+    return _VALID_DRAFTS
 
 
 def draft_batches(*, min_size: int = 1, max_size: int = 4) -> st.SearchStrategy[list[EventDraft]]:
@@ -338,14 +365,23 @@ BATCH_SHAPES: Final[Mapping[str, Callable[[EventDraft], object]]] = {
 """Things that are not a batch of 1..10000 drafts (LED-001)."""
 
 
-@st.composite
-def unknown_ignorable_events(draw: st.DrawFn) -> tuple[str, int, JsonValue]:
-    """(kind, schemaVersion, payload) of an unregistered pair, for an ignorable envelope."""
-    kind = draw(st.just(UNKNOWN_KIND) | st.just(STATE_SET) | st.text(SCALAR_TEXT, min_size=1))
-    version = draw(st.integers(1, MAX_SAFE_INTEGER))
+def _unregistered(pair: tuple[str, int, JsonValue]) -> tuple[str, int, JsonValue]:
+    kind, version, payload = pair
     if default_registry().knows(kind, version):
         version += 1  # no kind of the registry has two consecutive versions yet
-    return kind, version, draw(json_values())
+    return kind, version, payload
+
+
+_UNKNOWN_IGNORABLE: st.SearchStrategy[tuple[str, int, JsonValue]] = st.tuples(
+    st.just(UNKNOWN_KIND) | st.just(STATE_SET) | st.text(SCALAR_TEXT, min_size=1),
+    st.integers(1, MAX_SAFE_INTEGER),
+    json_values(),
+).map(_unregistered)
+
+
+def unknown_ignorable_events() -> st.SearchStrategy[tuple[str, int, JsonValue]]:
+    """(kind, schemaVersion, payload) of an unregistered pair, for an ignorable envelope."""
+    return _UNKNOWN_IGNORABLE
 
 
 def placed(conversation_id: str, drafts: list[EventDraft]) -> list[dict[str, object]]:

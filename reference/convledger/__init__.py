@@ -19,6 +19,7 @@ from convledger.errors import (
     NotSupportedError,
     ReplayRefusedError,
     UnauthorizedError,
+    UnavailableError,
 )
 from convledger.kinds import KindRegistry, KindSpec, default_registry
 from convledger.memory import MemoryStore
@@ -54,6 +55,7 @@ __all__ = [
     "ReplayRefusedError",
     "StoreBase",
     "UnauthorizedError",
+    "UnavailableError",
     "Verdict",
     "__version__",
     "admit",

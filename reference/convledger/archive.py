@@ -30,6 +30,7 @@ from convledger.errors import (
     NotSupportedError,
     ReplayRefusedError,
 )
+from convledger.fast import canonical as fast_canonical
 from convledger.kinds import KindRegistry
 from convledger.replay import Verdict, admit
 
@@ -70,7 +71,7 @@ class Problem:
 
 def encode_archive(archive: Archive) -> bytes:
     """The canonical bytes of an archive (ARC-001, ARC-004)."""
-    return canonical.encode(
+    return fast_canonical.encode(
         {
             "format": FORMAT,
             "formatVersion": FORMAT_VERSION,
@@ -116,7 +117,7 @@ def inspect_archive(
             # else can be judged (ARC-002).
             return None, [unsupported]
     problems: list[Problem] = []
-    if canonical.encode(document) != data:
+    if fast_canonical.encode(document) != data:
         problems.append(
             Problem(
                 InvalidInputError(

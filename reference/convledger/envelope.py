@@ -25,6 +25,7 @@ import attrs
 from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.errors import CanonicalJsonError, InvalidInputError
+from convledger.fast import canonical as fast_canonical
 
 WIRE_FIELDS = (
     "schemaVersion",
@@ -185,7 +186,7 @@ def validate_draft(draft: object) -> EventDraft:
             "ignorable must be a bool", requirement="ENV-010", field="ignorable"
         )
     try:
-        canonical.encode(draft.payload)
+        fast_canonical.encode(draft.payload)
     except CanonicalJsonError as error:
         raise InvalidInputError(
             f"payload is not canonical JSON: {error.message}", requirement="ENV-009",

@@ -17,6 +17,7 @@ sentence.
 | replay_refused   | ReplayRefusedError    | upgrade the reader; do not skip the event   |
 | not_supported    | NotSupportedError     | the store declared the capability absent    |
 | unauthorized     | UnauthorizedError     | the authorization callback denied access    |
+| unavailable      | UnavailableError      | fix the storage (disk, permissions), retry  |
 """
 
 from __future__ import annotations
@@ -143,6 +144,16 @@ class NotSupportedError(LedgerError):
         self.capability = capability
 
 
+class UnavailableError(LedgerError):
+    """The storage cannot serve the call: disk full, read-only file, I/O failure.
+
+    Nothing was written; an operator must fix the environment before a retry
+    can succeed (ERR-001).
+    """
+
+    kind = "unavailable"
+
+
 class UnauthorizedError(LedgerError):
     """The authorization callback denied the operation."""
 
@@ -160,6 +171,7 @@ ERROR_KINDS: dict[str, type[LedgerError]] = {
         ReplayRefusedError,
         NotSupportedError,
         UnauthorizedError,
+        UnavailableError,
     )
 }
 """The normative error kinds (ERR-001), keyed by kind."""

@@ -50,6 +50,7 @@ from convledger.errors import (
     NotFoundError,
     NotSupportedError,
 )
+from convledger.fast import canonical as fast_canonical
 from convledger.kinds import KindRegistry, default_registry
 
 DEFAULT_READ_LIMIT = 1000
@@ -192,13 +193,7 @@ class StoreBase(abc.ABC):
         :meth:`_append` receives the drafts with detached payloads (see
         :func:`_detached`): plain decoded JSON that no caller holds (LED-014).
         """
-        check_identifier(conversation_id, "conversationId", "ENV-005")
-        batch = tuple(_detached(validate_draft(draft)) for draft in _as_batch(drafts))
-        for draft in batch:
-            self._registry.check_payload(draft.kind, draft.schema_version, draft.payload)
-        _refuse_repeated_ids(batch)
-        if expected_head is not None:
-            _check_count(expected_head, "expected_head", "LED-005", minimum=0)
+        batch = validated_batch(self._registry, conversation_id, drafts, expected_head)
         return self._append(conversation_id, batch, expected_head)
 
     def read(
@@ -254,7 +249,7 @@ class StoreBase(abc.ABC):
 
     def reopen(self) -> LedgerStore:
         """CAP-002: a store that does not persist refuses to reopen."""
-        raise _not_supported(Capability.PERSISTENCE, "reopen")
+        raise not_supported(Capability.PERSISTENCE, "reopen")
 
     def close(self) -> None:  # noqa: B027 - an optional hook, not an abstract one
         """Release resources; the default store has none."""
@@ -281,6 +276,36 @@ class StoreBase(abc.ABC):
     def _import(self, archive: Archive) -> None: ...
 
 
+def validated_batch(
+    registry: KindRegistry,
+    conversation_id: object,
+    drafts: object,
+    expected_head: object,
+) -> tuple[EventDraft, ...]:
+    """Every check of an append that needs no stored state (LED-001, LED-003, LED-005, LED-006).
+
+    Returns the drafts with payloads detached from the caller's objects. Every
+    append path of every store calls this, so they cannot disagree.
+    """
+    check_identifier(conversation_id, "conversationId", "ENV-005")
+    batch = tuple(_detached(validate_draft(draft)) for draft in _as_batch(drafts))
+    for draft in batch:
+        registry.check_payload(draft.kind, draft.schema_version, draft.payload)
+    _refuse_repeated_ids(batch)
+    if expected_head is not None:
+        _check_count(expected_head, "expected_head", "LED-005", minimum=0)
+    return batch
+
+
+def not_supported(capability: Capability, operation: str) -> NotSupportedError:
+    """The CAP-002 refusal of an operation whose capability the store does not declare."""
+    return NotSupportedError(
+        f"{operation} needs capability {capability.value!r}, which this store does not declare",
+        requirement="CAP-002",
+        capability=capability.value,
+    )
+
+
 def _as_batch(drafts: object) -> tuple[EventDraft, ...]:
     if isinstance(drafts, (str, bytes)) or not isinstance(drafts, Sequence):
         raise InvalidInputError("drafts must be a sequence of EventDraft", requirement="LED-001")
@@ -304,7 +329,7 @@ def _detached(draft: EventDraft) -> EventDraft:
     implementation could not decode again is refused before it is stored.
     """
     try:
-        payload = cast(JsonValue, canonical.decode(canonical.encode(draft.payload)))
+        payload = cast(JsonValue, canonical.decode(fast_canonical.encode(draft.payload)))
     except CanonicalJsonError as error:
         raise InvalidInputError(
             f"payload cannot be read back from its canonical form: {error.message}",
@@ -340,10 +365,3 @@ def _check_count(
         )
     return value
 
-
-def _not_supported(capability: Capability, operation: str) -> NotSupportedError:
-    return NotSupportedError(
-        f"{operation} needs capability {capability.value!r}, which this store does not declare",
-        requirement="CAP-002",
-        capability=capability.value,
-    )

@@ -58,6 +58,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("import into an occupied conversation", "conflict",
              lambda s: s.import_conversation(archive("c", wires("c", [draft("n")])))),
     Scenario("a stored eventId", "duplicate", lambda s: s.append("x", [draft("c-1")])),
+    Scenario("a stored eventId after a fresh one", "duplicate",
+             lambda s: s.append("c", [draft("n"), draft("m"), draft("c-2")])),
     Scenario("an eventId twice in one batch", "duplicate",
              lambda s: s.append("x", [draft("n"), draft("n")])),
     Scenario("an import of a stored eventId", "duplicate",

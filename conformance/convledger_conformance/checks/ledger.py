@@ -213,15 +213,36 @@ def check_read_windows(ctx: CheckContext) -> None:
                 page = accepted(partial(untyped(store).read, conversation, **window),
                                 ("LED-008", "LED-011"), f"read {window!r}")
                 empty = ("LED-011",) if not want.items else ()
+                broken: list[str] = []
                 if tuple(envelope_bytes(e) for e in page.items) != want.items:
-                    fail(("LED-008", *empty), f"read {window!r} of {size} events returned "
-                         f"seqs {[e.seq for e in page.items]}")
-                if page.next_seq != want.next_seq:
-                    fail(("LED-009", *empty), f"read {window!r} of {size} events returned "
-                         f"nextSeq {page.next_seq!r}, expected {want.next_seq!r}")
+                    broken += ["LED-008", *empty]
+                if page.next_seq != want.next_seq or not _pages_once(store, conversation,
+                                                                      window, model):
+                    broken += ["LED-009", *empty]
+                if broken:
+                    fail(broken, f"read {window!r} of {size} events returned seqs "
+                         f"{[e.seq for e in page.items]} and nextSeq {page.next_seq!r}, "
+                         f"expected {len(want.items)} events and {want.next_seq!r}")
 
     run_property(ctx, body, st.integers(0, 14), st.lists(gen.read_windows(valid_only=True),
                                                          min_size=1, max_size=6))
+
+
+def _pages_once(
+    store: LedgerStore, conversation: str, window: dict[str, object], model: LedgerModel
+) -> bool:
+    """LED-009: following nextSeq from ``window`` yields the whole window exactly once."""
+    whole = model.expect_read(conversation, **{**window, "limit": 10_000})
+    assert isinstance(whole, ModelPage)
+    seen: list[bytes] = []
+    cursor = window.get("from_seq", 1)
+    for _ in range(len(whole.items) + 1):
+        page = untyped(store).read(conversation, **{**window, "from_seq": cursor})
+        seen.extend(envelope_bytes(e) for e in page.items)
+        cursor = page.next_seq
+        if cursor is None:
+            break
+    return tuple(seen) == whole.items
 
 
 @check("LED-010")

@@ -4,8 +4,9 @@ Theory of operation
 -------------------
 CPython's C JSON encoder, set up compact, with sorted keys and without ASCII
 escaping, already writes RFC 8785 for most values a ledger holds. It differs
-from RFC 8785 only in the cases below, and where it differs it does so
-silently, which the spec forbids (CAN-010). So the writer asks of each
+from RFC 8785 only in the cases below, and there silently: a wrong number
+layout (CAN-005), a wrong member order (CAN-002), or a value accepted that
+must be refused (CAN-006 .. CAN-008). So the writer asks of each
 container one question, answered by a cheap pass (:func:`exact`): *will the C
 encoder write exactly the canonical bytes of this?*
 

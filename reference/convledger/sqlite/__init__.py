@@ -26,7 +26,12 @@ from convledger.sqlite.errors import (
     StoreClosedError,
     UnversionedSchemaError,
 )
-from convledger.sqlite.factories import file_store_factory, memory_store_factory
+from convledger.sqlite.factories import (
+    file_store_factory,
+    memory_store_factory,
+    new_file_store,
+    new_memory_store,
+)
 from convledger.sqlite.migration import MigrationReport
 from convledger.sqlite.opening import Diagnosis, diagnose
 from convledger.sqlite.schema import LATEST_VERSION
@@ -58,4 +63,6 @@ __all__ = [
     "diagnose",
     "file_store_factory",
     "memory_store_factory",
+    "new_file_store",
+    "new_memory_store",
 ]

@@ -17,9 +17,9 @@ so no raw driver exception reaches a caller.
 | FTS5 table, shadow table or trigger absent | Fts5PartialError         | integrity      |
 | FTS5 table or trigger defined otherwise    | Fts5UnknownError         | integrity      |
 | file is not a database                     | NotADatabaseError        | integrity      |
-| writing needed, database read-only         | ReadOnlyDatabaseError    | unauthorized   |
-| disk or page limit full                    | StorageFullError         | integrity      |
-| any other storage failure                  | StorageFailureError      | integrity      |
+| writing needed, database read-only         | ReadOnlyDatabaseError    | unavailable    |
+| disk or page limit full                    | StorageFullError         | unavailable    |
+| any other storage failure                  | StorageFailureError      | unavailable    |
 | version 1 data that cannot migrate         | MigrationRefusedError    | integrity      |
 | busy beyond the busy timeout               | StoreBusyError           | conflict       |
 | store call inside its own transaction      | NestedStoreCallError     | invalid_input  |
@@ -43,7 +43,7 @@ from convledger.errors import (
     InvalidInputError,
     LedgerError,
     NotSupportedError,
-    UnauthorizedError,
+    UnavailableError,
 )
 
 # Primary result codes of SQLite (https://sqlite.org/rescode.html).
@@ -129,15 +129,15 @@ class NotADatabaseError(IntegrityError, DatabaseRefusal):
     """The file is not an SQLite database (SQL-020)."""
 
 
-class ReadOnlyDatabaseError(UnauthorizedError, DatabaseRefusal):
+class ReadOnlyDatabaseError(UnavailableError, DatabaseRefusal):
     """Writing is needed but the database or its file is read-only (SQL-021)."""
 
 
-class StorageFullError(IntegrityError, DatabaseRefusal):
+class StorageFullError(UnavailableError, DatabaseRefusal):
     """The disk or the database's page limit is full; nothing was written (SQL-046)."""
 
 
-class StorageFailureError(IntegrityError, DatabaseRefusal):
+class StorageFailureError(UnavailableError, DatabaseRefusal):
     """Another failure of the file or the database engine (ERR-006)."""
 
     def __init__(self, message: str, *, requirement: str, code: str = "") -> None:

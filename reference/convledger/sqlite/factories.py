@@ -45,3 +45,19 @@ def memory_store_factory(**options: Any) -> StoreMaker:
         return SqliteStore(":memory:", **options)
 
     return make
+
+
+_DEFAULT_FILE_MAKER: StoreMaker | None = None
+
+
+def new_file_store() -> SqliteStore:
+    """A fresh store on a new temporary file: ``--store convledger.sqlite:new_file_store``."""
+    global _DEFAULT_FILE_MAKER
+    if _DEFAULT_FILE_MAKER is None:
+        _DEFAULT_FILE_MAKER = file_store_factory()
+    return _DEFAULT_FILE_MAKER()
+
+
+def new_memory_store() -> SqliteStore:
+    """A fresh store on ``:memory:``: ``--store convledger.sqlite:new_memory_store``."""
+    return SqliteStore(":memory:")

@@ -1,4 +1,4 @@
-"""Opening a database file: create, validate or migrate, or refuse (SQL-010 .. SQL-023).
+"""Opening a database file: create, validate or migrate, or refuse (SQL-010 .. SQL-022).
 
 Theory of operation
 -------------------
@@ -163,15 +163,21 @@ def open_database(settings: Settings, registry: KindRegistry) -> Opened:
     """Steps 1 to 5 of the module docstring; refusals leave the file untouched."""
     check_settings(settings)
     existed = settings.in_memory or os.path.exists(settings.path)
-    with driver_boundary(f"open {settings.path}"):
-        connection = connect(settings)
+    writing = not settings.in_memory and not settings.read_only
+    if writing and existed and not os.access(settings.path, os.W_OK):
+        raise ReadOnlyDatabaseError(
+            f"{settings.path!r} is not writable; open it read-only", requirement="SQL-021"
+        )
+    connection: sqlite3.Connection | None = None
     try:
         with driver_boundary(f"open {settings.path}"):
+            connection = connect(settings)
             opened = _settle(connection, settings, registry)
             if not settings.read_only and not settings.in_memory:
                 _use_wal(connection)
     except BaseException:
-        connection.close()
+        if connection is not None:
+            connection.close()
         if not existed:
             _remove_if_empty(settings.path)
         raise

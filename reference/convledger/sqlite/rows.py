@@ -1,7 +1,9 @@
 """Ledger rows: the statements that touch ``events`` and the envelope <-> row codec.
 
 An envelope is stored member for member (SQL-005): ``occurred_at`` is the
-exact string received, ``payload`` the canonical JSON text of the payload,
+exact string received, ``payload`` the canonical JSON text of the payload
+(written by ``convledger.fast.canonical``, which its tests hold to the same
+bytes as the clear encoder),
 ``ignorable`` 0 or 1. Decoding a row therefore gives back an envelope with the
 same canonical bytes (ENV-011).
 
@@ -19,6 +21,7 @@ from typing import cast
 from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
+from convledger.fast import canonical as fast_canonical
 
 MAX_SEQ = canonical.MAX_SAFE_INTEGER
 """The largest seq an envelope may carry (ENV-006); the open upper end of a window."""
@@ -77,7 +80,7 @@ def event_row(envelope: Envelope) -> Row:
         envelope.kind,
         envelope.schema_version,
         envelope.occurred_at,
-        canonical.encode(envelope.payload).decode("utf-8"),
+        fast_canonical.encode(envelope.payload).decode("utf-8"),
         1 if envelope.ignorable else 0,
     )
 

@@ -1,4 +1,4 @@
-"""The SQLite schema as data (chapter ``sqlite.md``, ids SQL-001 .. SQL-009).
+"""The SQLite schema as data (chapter ``sqlite.md``, ids SQL-001 .. SQL-008).
 
 Theory of operation
 -------------------

@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from convledger.archive import Archive
-from convledger.envelope import Envelope, EventDraft, check_identifier, validate_draft
+from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError
 from convledger.kinds import KindRegistry
 from convledger.sqlite import rows
@@ -45,11 +45,8 @@ from convledger.store import (
     Capability,
     LedgerStore,
     StoreBase,
-    _as_batch,
-    _check_count,
-    _detached,
-    _not_supported,
-    _refuse_repeated_ids,
+    not_supported,
+    validated_batch,
 )
 
 FILE_CAPABILITIES = frozenset(
@@ -127,7 +124,7 @@ class SqliteStore(StoreBase):
     def reopen(self) -> LedgerStore:
         """LED-015: close this handle and open the same file with the same settings."""
         if Capability.PERSISTENCE not in self.capabilities:
-            raise _not_supported(Capability.PERSISTENCE, "reopen")
+            raise not_supported(Capability.PERSISTENCE, "reopen")
         on_close, self._on_close = self._on_close, None
         self.close()
         settings = self._settings
@@ -217,7 +214,9 @@ class SqliteStore(StoreBase):
     def _read(
         self, conversation_id: str, from_seq: int, to_seq: int | None, limit: int
     ) -> Sequence[Envelope]:
-        upper = rows.MAX_SEQ if to_seq is None else to_seq
+        upper = rows.MAX_SEQ if to_seq is None else min(to_seq, rows.MAX_SEQ)
+        if from_seq > upper:
+            return []  # LED-011: no seq beyond 2**53 - 1 exists (ENV-006)
         with self._gate("read") as connection, driver_boundary("read"):
             return rows.read_window(connection, conversation_id, from_seq, upper, limit)
 
@@ -272,13 +271,7 @@ class LedgerTransaction:
         expected_head: int | None = None,
     ) -> tuple[Envelope, ...]:
         """Append inside the transaction, checked exactly like ``store.append``."""
-        check_identifier(conversation_id, "conversationId", "ENV-005")
-        batch = tuple(_detached(validate_draft(draft)) for draft in _as_batch(drafts))
-        for draft in batch:
-            self._registry.check_payload(draft.kind, draft.schema_version, draft.payload)
-        _refuse_repeated_ids(batch)
-        if expected_head is not None:
-            _check_count(expected_head, "expected_head", "LED-005", minimum=0)
+        batch = validated_batch(self._registry, conversation_id, drafts, expected_head)
         return _append_checked(self._live(), conversation_id, batch, expected_head)
 
     def execute(self, sql: str, parameters: Sequence[object] = ()) -> list[tuple[object, ...]]:
