@@ -104,3 +104,16 @@ def test_unknown_profile_is_refused() -> None:
     """settings_for refuses a profile that does not exist."""
     with pytest.raises(ValueError):
         settings_for("fastest")
+
+
+def test_message_audit_flags_reading_error_text() -> None:
+    """The ERR-002 audit finds str(error), error.args and error.message inside except blocks."""
+    from convledger_conformance.checks.errors import _message_reads
+
+    source = (
+        "try:\n    f()\nexcept E as error:\n    ok = 'x' in str(error)\n"
+        "try:\n    f()\nexcept E as oops:\n    ok = oops.args[0] == 'x'\n"
+        "try:\n    f()\nexcept E as bad:\n    ok = bad.message\n"
+        "try:\n    f()\nexcept E as fine:\n    ok = fine.kind == 'conflict'\n"
+    )
+    assert _message_reads("snippet", source) == ["snippet:4", "snippet:8", "snippet:12"]

@@ -139,6 +139,24 @@ def test_instant_orders_fractions_exactly() -> None:
     assert instant("2026-01-01T00:00:00-00:01") == instant("2026-01-01T00:01:00Z")
 
 
+def test_instant_accepts_year_zero() -> None:
+    """SQL-034: RFC 3339 year 0000 (a leap year) orders before year 0001; no ValueError escapes.
+
+    Regression: the conformance state machine generated a message dated in
+    year 0000 and migration failed with ``ValueError('year 0 is out of range')``.
+    """
+    assert instant("0000-02-29T00:00:00Z") < instant("0000-12-31T23:59:59Z")
+    assert instant("0000-12-31T23:59:59Z") < instant("0001-01-01T00:00:00Z")
+    assert instant("0000-12-31T23:59:59.5-01:00") == (
+        instant("0001-01-01T00:59:59Z")[0], instant("0000-01-01T00:00:00.5Z")[1]
+    )
+    conversation = V1Conversation(
+        conversation_id="c", head={}, admissions=(),
+        messages=(_timed("0000-06-01T00:00:00Z"),), runs=(_timed("0000-01-01T00:00:00Z"),),
+    )
+    assert as_of(conversation) == "0000-06-01T00:00:00Z"
+
+
 def _timed(at: str) -> TimedRecord:
     return TimedRecord(at=at, record={})
 

@@ -59,7 +59,7 @@ class Budget:
 
 BUDGETS: Final = {
     "smoke": Budget(max_examples=4, stateful_step_count=12),
-    "ci": Budget(max_examples=25, stateful_step_count=30),
+    "ci": Budget(max_examples=100, stateful_step_count=40),
     "thorough": Budget(max_examples=400, stateful_step_count=80, explain=True),
 }
 """The budget of each profile, as a table."""

@@ -207,3 +207,42 @@ def check_decoder_refusals(ctx: CheckContext) -> None:
                 fail("CAN-013", f"{token.decode()} did not re-export as itself")
 
     run_once(ctx, body)
+
+
+DEPTH = 64
+"""The nesting depth every decoder must accept (CAN-016)."""
+
+
+@check("CAN-016")
+def check_nesting_depth(ctx: CheckContext) -> None:
+    """CAN-016: payloads nested 64 deep append, export, import and re-export unchanged."""
+
+    def nested(leaf: JsonValue, depth: int, as_object: bool) -> JsonValue:
+        value = leaf
+        for _ in range(depth):
+            value = {"a": value} if as_object else [value]
+        return value
+
+    def body(store: LedgerStore) -> None:
+        for as_object in (False, True):
+            conversation = "objects" if as_object else "arrays"
+            value = nested(1, DEPTH, as_object)
+            accepted(
+                partial(store.append, conversation, [draft(conversation, value)]),
+                "CAN-016",
+                f"append of {conversation} nested {DEPTH} deep",
+            )
+            exported = store.export_conversation(conversation)
+            text = canonical.encode(value)
+            if exported != expected_archive(conversation, text):
+                fail("CAN-016", f"{conversation} nested {DEPTH} deep exported as {exported!r}")
+            with fresh_store(ctx) as target:
+                accepted(
+                    partial(target.import_conversation, exported),
+                    "CAN-016",
+                    f"import of {conversation} nested {DEPTH} deep",
+                )
+                if target.export_conversation(conversation) != exported:
+                    fail("CAN-016", f"{conversation} nested {DEPTH} deep re-exported differently")
+
+    run_once(ctx, body)

@@ -483,21 +483,37 @@ def check_sqlite_write_lock(ctx: CheckContext) -> None:
                     fail("SQL-041", f"a busy database raised {error!r}")
                 else:
                     fail("SQL-040", "a second writer wrote while the first held the lock")
+        finally:
+            waiter.close()
+        # Writers with the default (bounded but generous) timeout wait for each
+        # other; on a loaded machine a 50 ms timeout would turn waits into
+        # conflicts, which is SQL-041 working, not a lost write.
+        patient = type(store)(store.path)
+        errors: list[BaseException] = []
+
+        def write(handle: SqliteStore, prefix: str) -> None:
+            try:
+                for i in range(20):
+                    handle.append("c", [draft(f"{prefix}-{i}")])
+            except BaseException as error:  # reported below, not lost in the thread
+                errors.append(error)
+
+        try:
             threads = [
-                threading.Thread(target=lambda h=handle, n=n: [
-                    h.append("c", [draft(f"{n}-{i}")]) for i in range(20)
-                ])
-                for n, handle in enumerate((store, waiter, store))
+                threading.Thread(target=write, args=(handle, str(n)))
+                for n, handle in enumerate((store, patient, store))
             ]
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
-            seqs = [e.seq for e in store.read("c", limit=100).items]
-            if seqs != list(range(1, 62)):
-                fail("SQL-040", f"concurrent writers left seqs {seqs!r}")
         finally:
-            waiter.close()
+            patient.close()
+        if errors:
+            fail("SQL-040", f"a waiting writer failed instead of waiting: {errors[0]!r}")
+        seqs = [e.seq for e in store.read("c", limit=100).items]
+        if seqs != list(range(1, 62)):
+            fail("SQL-040", f"concurrent writers left seqs {seqs!r}")
 
 
 @check("SQL-042", capability=Capability.PERSISTENCE)

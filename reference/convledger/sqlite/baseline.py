@@ -70,7 +70,10 @@ def instant(text: str) -> tuple[int, Decimal]:
     offset = 0
     if match[8] is not None:
         offset = (int(match[9]) * 3600 + int(match[10]) * 60) * (1 if match[8] == "+" else -1)
-    days = datetime.date(year, month, day).toordinal()
+    # RFC 3339 admits year 0000, which ``datetime.date`` does not: count it
+    # 400 years (one whole Gregorian cycle of 146097 days) later, then back.
+    cycles = 1 if year == 0 else 0
+    days = datetime.date(year + 400 * cycles, month, day).toordinal() - 146097 * cycles
     return days * 86400 + hour * 3600 + minute * 60 + second - offset, fraction
 
 

@@ -1,0 +1,196 @@
+"""The ledger state machine on the SQLite store: on a file with its extra rules, and in memory.
+
+The machine of ``checks/sqlite_machine.py`` must pass on the reference store
+on a file and must kill the deliberately broken SQLite stores below, each with
+one bug a real store could have; the plain ledger machine must pass on the
+store on ``:memory:``.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from convledger.envelope import Envelope, EventDraft
+from convledger.errors import ConflictError, DuplicateError
+from convledger.sqlite import SqliteStore, rows
+from convledger.sqlite.factories import memory_store_factory, new_file_store
+from convledger.store import Capability, LedgerStore
+from convledger_conformance.checks.sqlite_machine import (
+    FILE_IDS,
+    check_sqlite_ledger_state_machine,
+    sqlite_ledger_machine,
+)
+from convledger_conformance.machine import build_ledger_machine
+from convledger_conformance.profiles import settings_for
+from convledger_conformance.registry import (
+    CheckContext,
+    CheckFailure,
+    StoreFactory,
+    all_checks,
+)
+from convledger_conformance.report import NOT_RUN, PASSED
+from convledger_conformance.runner import run_suite
+
+CHECK = "sqlite_ledger_state_machine"
+
+
+def selected(*names: str) -> list[Any]:
+    """The registered checks of these names."""
+    return [item for item in all_checks() if item.name in names]
+
+
+def factory_of(store: type[SqliteStore], directory: Path) -> StoreFactory:
+    """Fresh stores of class ``store``, each on a new file under ``directory``."""
+    counter = itertools.count()
+    return lambda: store(directory / f"store-{next(counter)}.sqlite")
+
+
+# -- deliberately broken SQLite stores -----------------------------------------------------
+
+
+class HeadCachedPerHandle(SqliteStore):
+    """SQL-047: keeps each conversation's head in the handle, blind to other processes."""
+
+    def __init__(self, path: str | Path, **options: Any) -> None:
+        super().__init__(path, **options)
+        self._heads: dict[str, int] = {}
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        with self._transaction("append", write=True) as connection:
+            head = self._heads.get(conversation_id)
+            if head is None:
+                head = rows.head_of(connection, conversation_id)
+            if expected_head is not None and expected_head != head:
+                raise ConflictError("stale head", requirement="LED-005", actual=head)
+            stored = rows.first_stored_event_id(connection, (d.event_id for d in drafts))
+            if stored is not None:
+                raise DuplicateError("stored", requirement="LED-003", identity=stored)
+            placed = tuple(
+                Envelope.from_draft(d, conversation_id, head + n)
+                for n, d in enumerate(drafts, start=1)
+            )
+            rows.insert_events(connection, placed)
+            self._heads[conversation_id] = head + len(placed)
+        return tuple(rows.envelope_of(rows.event_row(e)) for e in placed)
+
+    def reopen(self) -> LedgerStore:
+        """Reopen as this class (SqliteStore.reopen would return the correct class)."""
+        self.close()
+        return type(self)(self.path)
+
+
+class MigrationForgetsTheLastConversation(SqliteStore):
+    """SQL-031: an off-by-one migration writes no baseline for the last conversation."""
+
+    def __init__(self, path: str | Path, **options: Any) -> None:
+        opened: list[sqlite3.Connection] = []
+
+        def forget(step: str) -> None:
+            if step == "write_baselines":
+                opened[0].execute("DELETE FROM events WHERE conversation_id ="
+                                  " (SELECT max(conversation_id) FROM heads)")
+
+        options.setdefault("connection_hook", opened.append)
+        options.setdefault("on_migration_step", forget)
+        super().__init__(path, **options)
+
+
+# -- the reference store ---------------------------------------------------------------------
+
+
+def test_machine_passes_on_the_file_store_at_smoke() -> None:
+    """The SQLite machine check passes on the reference store on a file at smoke."""
+    report = run_suite(new_file_store, profile="smoke", checks=selected(CHECK), derandomize=True)
+    assert {r.name: r.status for r in report.checks} == {
+        "capability_declaration": PASSED,
+        CHECK: PASSED,
+    }
+
+
+@pytest.mark.slow
+def test_machine_passes_on_the_file_store_at_ci() -> None:
+    """At ci (about half a minute) the SQLite machine check passes on the reference file store."""
+    report = run_suite(new_file_store, profile="ci", checks=selected(CHECK), derandomize=True)
+    assert {r.name: r.status for r in report.checks}[CHECK] == PASSED
+
+
+def test_extra_rules_fire_at_smoke() -> None:
+    """At smoke the machine reopens, runs another process and migrates mid-run."""
+    fired: collections.Counter[str] = collections.Counter()
+
+    class Counting(sqlite_ledger_machine(new_file_store)):
+        def teardown(self) -> None:
+            fired.update(self.fired)
+            super().teardown()
+
+    run_state_machine_as_test(Counting, settings=settings_for("smoke", derandomize=True))
+    assert set(fired) == {"reopen", "process", "migration"}
+
+
+def test_ledger_checks_pass_on_the_memory_store_at_smoke() -> None:
+    """Every ledger check of capability ledger passes on the SQLite store on :memory:."""
+    checks = [item for item in all_checks() if item.run.__module__.endswith(".checks.ledger")]
+    report = run_suite(memory_store_factory(), profile="smoke", checks=checks, derandomize=True)
+    statuses = {r.name: r.status for r in report.checks}
+    assert statuses["ledger_state_machine"] == PASSED
+    for item in checks:
+        expected = PASSED if item.capability is Capability.LEDGER else NOT_RUN
+        assert statuses[item.name] == expected, item.name
+
+
+def test_memory_store_refuses_reopen_in_the_machine() -> None:
+    """With reopen rules the ledger machine expects :memory: stores to refuse as not_supported."""
+    machine = build_ledger_machine(memory_store_factory(), reopen=True)
+    run_state_machine_as_test(machine, settings=settings_for("smoke", derandomize=True))
+
+
+def test_machine_is_not_run_on_the_memory_store() -> None:
+    """The SQLite machine check needs capability multi_process, which :memory: lacks."""
+    report = run_suite(memory_store_factory(), profile="smoke", checks=selected(CHECK))
+    assert {r.name: r.status for r in report.checks}[CHECK] == NOT_RUN
+
+
+def test_machine_refuses_a_store_not_on_a_file() -> None:
+    """Given stores on :memory:, the check fails exactly the ids of its file rules."""
+    context = CheckContext(
+        factory=memory_store_factory(),
+        profile="smoke",
+        capabilities=frozenset({Capability.LEDGER, Capability.MULTI_PROCESS}),
+    )
+    with pytest.raises(CheckFailure) as failure:
+        check_sqlite_ledger_state_machine(context)
+    assert failure.value.ids == FILE_IDS
+
+
+# -- broken stores ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("store", "catches"),
+    [(HeadCachedPerHandle, "SQL-047"), (MigrationForgetsTheLastConversation, "SQL-031")],
+    ids=lambda value: getattr(value, "__name__", value),
+)
+def test_machine_kills_the_broken_store(
+    store: type[SqliteStore], catches: str, tmp_path: Path
+) -> None:
+    """The SQLite machine fails a broken store within 20 short programs, naming the right id.
+
+    Twenty programs (not smoke's four) so that the migration rule surely runs;
+    the run stops at the first failure, unshrunk.
+    """
+    machine = sqlite_ledger_machine(factory_of(store, tmp_path))
+    unshrunk = settings(settings_for("smoke", derandomize=True), max_examples=20,
+                        phases=[Phase.explicit, Phase.reuse, Phase.generate])
+    with pytest.raises(CheckFailure) as failure:
+        run_state_machine_as_test(machine, settings=unshrunk)
+    assert failure.value.ids == (catches,)
