@@ -87,10 +87,11 @@ class AcceptsIgnorableFalse(MemoryStore):
     """ENV-010: an imported ``"ignorable": false`` is read as absent instead of refused."""
 
     def import_conversation(self, archive: bytes):  # type: ignore[no-untyped-def]
-        document = canonical.decode(archive) if isinstance(archive, bytes) else None
-        if isinstance(document, dict) and isinstance(document.get("events"), list):
+        if isinstance(archive, bytes) and b'"ignorable":false' in archive:
+            document = canonical.decode(archive)
+            assert isinstance(document, dict)
             for event in document["events"]:
-                if isinstance(event, dict) and event.get("ignorable") is False:
+                if event.get("ignorable") is False:
                     del event["ignorable"]
             archive = canonical.encode(document)
         return super().import_conversation(archive)

@@ -3,7 +3,8 @@
 The machine of ``checks/sqlite_machine.py`` must pass on the reference store
 on a file and must kill the deliberately broken SQLite stores below, each with
 one bug a real store could have; the plain ledger machine must pass on the
-store on ``:memory:``.
+store on ``:memory:``. The second process of the machine imports a broken
+store class from this module, so the classes live at module level.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from convledger_conformance.checks.sqlite_machine import (
 from convledger_conformance.machine import build_ledger_machine
 from convledger_conformance.profiles import settings_for
 from convledger_conformance.registry import (
+    Check,
     CheckContext,
     CheckFailure,
     StoreFactory,
@@ -42,7 +44,7 @@ from convledger_conformance.runner import run_suite
 CHECK = "sqlite_ledger_state_machine"
 
 
-def selected(*names: str) -> list[Any]:
+def selected(*names: str) -> list[Check]:
     """The registered checks of these names."""
     return [item for item in all_checks() if item.name in names]
 

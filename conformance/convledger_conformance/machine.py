@@ -19,12 +19,22 @@ admits (ERR-001), a ``conflict`` for an expected head carries the actual head
 unchanged (ERR-004, LED-004, ARC-013). An exception that is not a
 ``LedgerError`` fails ERR-006 when the call should have been refused.
 
+To keep steps cheap, the invariant reads whole only the ledgers the step
+touched (``dirty``) and checks the heads of all others; teardown reads every
+ledger whole once more, unless a step has already failed.
+
 A failing program prints as runnable code once the class has a name::
 
+    from math import inf, nan  # only if the program holds non-finite floats
+    from convledger import EventDraft
+    from convledger_conformance.strategies import InvalidDraft
     LedgerMachine = build_ledger_machine(MemoryStore)
+
     state = LedgerMachine()
-    v1 = state.add_conversation(conversation='0')
-    state.append_drafts(conversation=v1, drafts=[EventDraft(...)], head=None)
+    conversations_0 = state.first_conversation(conversation='\\x00')
+    state.ledger_matches_model()
+    state.append_drafts(conversation=conversations_0, drafts=[EventDraft(...)], head=None)
+    state.ledger_matches_model()
     state.teardown()
 """
 
@@ -475,10 +485,24 @@ class LedgerMachineBase(RuleBasedStateMachine):
         self.model.commit(conversation, events)
         self.dirty.update(touched)
         self.known.add(conversation)
+        unknown = ("KND-004", "RPL-002") if self._has_unknown_kinds(events) else ()
+        stored = tuple(envelope_bytes(e) for e in read_whole(self.store, conversation))
+        if stored != events:
+            fail(("ARC-016", *unknown), f"imported envelopes read back as {stored!r}, "
+                 f"imported {events!r}")
         exported = self.store.export_conversation(conversation)
         if exported != data:
-            fail(("ARC-004", "ARC-016", "KND-004"),
-                 f"export after import is {exported!r}, imported {data!r}")
+            fail(("ARC-004", "ARC-001"), f"export after import is {exported!r}, imported {data!r}")
+
+    def _has_unknown_kinds(self, events: Iterable[bytes]) -> bool:
+        """Whether some envelope is of a pair the registry does not hold (KND-004)."""
+        registry = self.model.registry
+        for encoded in events:
+            wire = canonical.decode(encoded)
+            assert isinstance(wire, dict)
+            if not registry.knows(wire["kind"], wire["schemaVersion"]):
+                return True
+        return False
 
     # -- reopen -------------------------------------------------------------------------
 

@@ -82,7 +82,13 @@ def settings_for(profile: str, *, derandomize: bool = False) -> settings:
         suppress_health_check=[HealthCheck.too_slow],
         report_multiple_bugs=False,
         print_blob=True,
-        phases=[phase for phase in Phase if budget.explain or phase is not Phase.explain],
+        # The default's phases, so a default without shrinking (the runner's
+        # ``shrink=False``) reaches the checks too.
+        phases=[
+            phase
+            for phase in settings().phases
+            if budget.explain or phase is not Phase.explain
+        ],
     )
     if derandomize:
         chosen = settings(chosen, derandomize=True)

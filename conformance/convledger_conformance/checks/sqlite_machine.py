@@ -7,12 +7,13 @@ more kinds of step, each followed by the machine's invariant (every ledger
 equals the model: seqs 1..n, eventIds unique in the store, canonical bytes):
 
 * ``reopen``: close the file mid-sequence and open it again (LED-015);
-* ``append_from_another_process``: a real second Python process opens the same
-  file with the same store class and appends a batch to one of the program's
-  conversations while this process appends to it too; then this process
-  appends once more (SQL-047). The child reports the envelopes it got back as
-  JSON on stdout; the machine orders the two concurrent batches by their seqs
-  and checks both against the model before committing them;
+* ``append_from_another_process``: this process appends to one of the
+  program's conversations; a real second Python process opens the same file
+  with the same store class and appends a batch to that conversation while
+  this process appends to it again; then this process appends once more
+  (SQL-047). The child reports the envelopes it got back as JSON on stdout;
+  the machine orders the two concurrent batches by their seqs and checks each
+  batch against the model before committing it;
 * ``migrate_v1_mid_run``: export every ledger, write a version 1 file of
   generated conversations (ids disjoint from the program's), open it with the
   store class (it migrates, with an injected clock and eventId generator),
@@ -303,6 +304,7 @@ class SqliteLedgerMachine(LedgerMachineBase):
             self._commit_checked(conversation, drafts, got, "beside another process")
         self._append_checked(conversation, after, "after another process appended")
         self.known.add(conversation)
+        self._reread_everything()
         return multiple(*(d.event_id for d in (*before, *during, *child, *after)))
 
     def _append_checked(self, conversation: str, drafts: list[EventDraft], when: str) -> None:
@@ -402,6 +404,7 @@ class SqliteLedgerMachine(LedgerMachineBase):
         for index, conversation in enumerate(rows.conversations):
             self._append_after_baseline(conversation, after, f"{OWN_PREFIX}{number}/{index}")
         self.known.update(rows.conversations)
+        self._reread_everything()
         return multiple(*rows.conversations)
 
     def _exported(self, conversation: str) -> bytes:
@@ -467,6 +470,14 @@ class SqliteLedgerMachine(LedgerMachineBase):
         self.model.commit(conversation, expected)
 
     # -- helpers ----------------------------------------------------------------------------
+
+    def _reread_everything(self) -> None:
+        """After another writer or another file, the invariant reads every ledger whole.
+
+        That is where seqs 1..n, eventIds unique across conversations and the
+        model's bytes are checked (LED-002, LED-003, ENV-011, SQL-047).
+        """
+        self.dirty |= self.known | set(self.model.conversations())
 
     def _file(self) -> SqliteStore:
         """The current store, an SQLite store on a file (also after reopen, LED-015)."""

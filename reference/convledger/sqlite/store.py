@@ -128,7 +128,7 @@ class SqliteStore(StoreBase):
         on_close, self._on_close = self._on_close, None
         self.close()
         settings = self._settings
-        return SqliteStore(
+        return type(self)(
             settings.path,
             read_only=settings.read_only,
             synchronous=settings.synchronous,
