@@ -7,8 +7,8 @@ bound to a store factory. Each program starts from a fresh store and a fresh
 :class:`~convledger_conformance.model.LedgerModel`. Every rule asks the model
 first what must happen (a result, or the admissible kinds of a refusal), calls
 the store, compares, and only then commits the change to the model. After
-every step the invariant reads every conversation the program has named and
-compares heads, seqs, eventIds and canonical bytes with the model.
+every step the invariant compares the store's ledgers with the model: heads,
+seqs, eventIds and canonical bytes.
 
 A mismatch raises :class:`~convledger_conformance.registry.CheckFailure`
 naming the requirement ids the mismatch proves broken; :data:`MACHINE_IDS` is
