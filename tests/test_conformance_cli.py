@@ -77,7 +77,9 @@ def default_run(
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """One smoke run against the default (reference) store, with JSON and JUnit reports."""
     directory = tmp_path_factory.mktemp("default")
-    result = run_cli(["--profile", "smoke", "--json", "r.json", "--junit", "r.xml"], directory)
+    result = run_cli(
+        ["--profile", "smoke", "--derandomize", "--json", "r.json", "--junit", "r.xml"], directory
+    )
     return result, directory
 
 
