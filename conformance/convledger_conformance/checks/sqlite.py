@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -116,6 +117,16 @@ def check_sqlite_schema_objects(ctx: CheckContext) -> None:
                                          (schema.VERSION_KEY,)).fetchone()
             if version != ("2",) or connection.execute("PRAGMA user_version").fetchone() != (0,):
                 fail("SQL-001", f"meta holds {version!r}; the version belongs in meta only")
+            # What SQLite itself refuses comes first, so a missing trigger or index
+            # fails the rule it enforces (SQL-004, SQL-006), not only SQL-002.
+            _expect_sqlite_refuses(connection, "INSERT INTO events SELECT conversation_id, 2,"
+                                   " event_id, kind, schema_version, occurred_at, payload,"
+                                   " ignorable, 99 FROM events", "SQL-004", "a repeated eventId")
+            _expect_sqlite_refuses(connection, "INSERT INTO events SELECT conversation_id, seq,"
+                                   " 'other', kind, schema_version, occurred_at, payload,"
+                                   " ignorable, 99 FROM events", "SQL-004", "a repeated seq")
+            _expect_sqlite_refuses(connection, "UPDATE events SET kind = 'changed'", "SQL-006",
+                                   "an UPDATE of an event")
             stored = {name: " ".join(sql.split()) for name, sql in connection.execute(
                 "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL")}
             for item in (*schema.V2_CORE, schema.FTS_TABLE, *schema.FTS_TRIGGERS):
@@ -125,14 +136,6 @@ def check_sqlite_schema_objects(ctx: CheckContext) -> None:
                 columns = [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
                 if "record" not in columns:
                     fail("SQL-003", f"{table} keeps no record column")
-            _expect_sqlite_refuses(connection, "INSERT INTO events SELECT conversation_id, 2,"
-                                   " event_id, kind, schema_version, occurred_at, payload,"
-                                   " ignorable, 99 FROM events", "SQL-004", "a repeated eventId")
-            _expect_sqlite_refuses(connection, "INSERT INTO events SELECT conversation_id, seq,"
-                                   " 'other', kind, schema_version, occurred_at, payload,"
-                                   " ignorable, 99 FROM events", "SQL-004", "a repeated seq")
-            _expect_sqlite_refuses(connection, "UPDATE events SET kind = 'changed'", "SQL-006",
-                                   "an UPDATE of an event")
         finally:
             connection.close()
         execute_raw(store.path, ["CREATE TABLE application_notes (note TEXT)"])
@@ -193,6 +196,49 @@ def check_sqlite_reads_search_indexes(ctx: CheckContext) -> None:
                     line.startswith("SEARCH events USING") for line in plan
                 ):
                     fail("SQL-007", f"the {name} read is planned as {plan!r}")
+        finally:
+            connection.close()
+
+
+_READS_EVENTS = re.compile(r"\b(FROM|JOIN)\s+events\b", re.IGNORECASE)
+
+
+@check("SQL-007", capability=Capability.MIGRATION)
+def check_sqlite_executed_reads_search_indexes(ctx: CheckContext) -> None:
+    """SQL-007: the statements the store really executes on events are planned as SEARCH.
+
+    Planning the store's declared statements is not enough: a store could run
+    others. This check records every statement a handle executes (SQLite's
+    trace callback gives them with their arguments inlined) while it reads,
+    appends, reads heads and exports, then plans each one that reads ``events``.
+    """
+    with sqlite_store(ctx, ["SQL-007"]) as store:
+        store.append("c", drafts("c", 3))
+        executed: list[str] = []
+
+        def trace(connection: sqlite3.Connection) -> None:
+            connection.set_trace_callback(executed.append)
+
+        traced = type(store)(store.path, connection_hook=trace)
+        try:
+            traced.read("c", from_seq=2, to_seq=3, limit=1)
+            traced.read("c")
+            traced.head("c")
+            traced.append("c", drafts("traced", 2))
+            traced.export_conversation("c")
+        finally:
+            traced.close()
+        reads = sorted({sql for sql in executed if _READS_EVENTS.search(sql)})
+        if not reads:
+            fail("SQL-007", "no statement reading events was executed by read, head and export")
+        connection = plain(store.path)
+        try:
+            for statement in reads:
+                plan = [
+                    str(row[3]) for row in connection.execute(f"EXPLAIN QUERY PLAN {statement}")
+                ]
+                if scans_events(plan):
+                    fail("SQL-007", f"the executed statement {statement!r} is planned as {plan!r}")
         finally:
             connection.close()
 

@@ -1,0 +1,330 @@
+"""Deliberately broken variants of SqliteStore: the SQL checks must kill every one.
+
+Each class has exactly ONE bug, a mistake a real SQLite store could make in
+its DDL, its opening, its migration or its transactions, and is tagged with
+the requirement ids a conformance run must report failed for it (chapter
+``sqlite.md``). The opening variants share :class:`OpensStepByStep`, which
+opens exactly like the reference (``convledger.sqlite.opening``) but through
+methods a variant can override one at a time.
+
+:func:`factory_of` makes a zero-argument factory for a class: each store is on
+a new file in its own temporary directory, removed when the store closes.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from convledger.envelope import Envelope, EventDraft
+from convledger.errors import LedgerError
+from convledger.kinds import KindRegistry
+from convledger.sqlite import SqliteStore, opening, rows
+from convledger.sqlite.errors import (
+    Fts5PartialError,
+    Fts5UnknownError,
+    SchemaTooNewError,
+    StoreBusyError,
+    driver_boundary,
+)
+from convledger.sqlite.opening import Diagnosis, Opened, Settings
+from convledger.sqlite.store import LedgerTransaction
+from convledger.store import StoreBase
+
+
+@attrs.frozen
+class BrokenSqlite:
+    """A broken SQLite store class and the ids whose checks must catch its bug."""
+
+    store: type[SqliteStore]
+    catches: tuple[str, ...]
+
+
+def factory_of(cls: type[SqliteStore]) -> Callable[[], SqliteStore]:
+    """A maker of ``cls`` stores on new files; closing a store removes its directory."""
+    parent = Path(tempfile.mkdtemp(prefix=f"convledger-broken-{cls.__name__}-"))
+    atexit.register(shutil.rmtree, parent, True)
+    counter = iter(range(1, 2**62))
+
+    def make() -> SqliteStore:
+        directory = parent / f"store-{next(counter)}"
+        directory.mkdir()
+        return cls(
+            directory / "ledger.sqlite",
+            on_close=lambda: shutil.rmtree(directory, ignore_errors=True),
+        )
+
+    make.__qualname__ = f"factory_of({cls.__name__})"
+    return make
+
+
+# -- opening, step by step ---------------------------------------------------------------------
+
+
+class OpensStepByStep(SqliteStore):
+    """Opens like the reference, through :meth:`_diagnose` and :meth:`_act` (no bug here)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        on_close: Callable[[], None] | None = None,
+        registry: KindRegistry | None = None,
+        **options: Any,
+    ) -> None:
+        StoreBase.__init__(self, registry=registry)
+        self._settings = Settings(path=os.fspath(path), **options)
+        opened = self._open(self._settings)
+        self._connection = opened.connection
+        self.outcome = opened.outcome
+        self.migration = opened.migration
+        self._on_close = on_close
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+        self._closed = False
+
+    def _open(self, settings: Settings) -> Opened:
+        """``opening.open_database`` with its steps as methods of this class."""
+        opening.check_settings(settings)
+        existed = settings.in_memory or os.path.exists(settings.path)
+        connection: sqlite3.Connection | None = None
+        try:
+            with driver_boundary(f"open {settings.path}"):
+                connection = opening.connect(settings)
+                connection.execute("BEGIN" if settings.read_only else "BEGIN IMMEDIATE")
+                try:
+                    diagnosis = self._diagnose(connection)
+                    opened = self._act(connection, diagnosis, settings)
+                    connection.execute("COMMIT")
+                except BaseException:
+                    opening.rollback(connection)
+                    raise
+                if not settings.read_only and not settings.in_memory:
+                    mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                    assert str(mode).lower() == "wal"
+        except BaseException:
+            if connection is not None:
+                connection.close()
+            if (
+                not existed
+                and os.path.exists(settings.path)
+                and os.path.getsize(settings.path) == 0
+            ):
+                os.remove(settings.path)
+            raise
+        return opened
+
+    def _diagnose(self, connection: sqlite3.Connection) -> Diagnosis:
+        return opening.diagnose(connection)
+
+    def _act(
+        self, connection: sqlite3.Connection, diagnosis: Diagnosis, settings: Settings
+    ) -> Opened:
+        return opening._act(connection, diagnosis, settings, self.registry)
+
+
+class _Tolerant(OpensStepByStep):
+    """Opens although the file has a problem of the class ``tolerated`` (a base, no bug)."""
+
+    tolerated: type[LedgerError] = LedgerError
+
+    def _diagnose(self, connection: sqlite3.Connection) -> Diagnosis:
+        found = opening.diagnose(connection)
+        kept = tuple(p for p in found.problems if not isinstance(p, self.tolerated))
+        return attrs.evolve(found, problems=kept)
+
+
+class AcceptsPartialFts(_Tolerant):
+    """SQL-018: opens a version 2 file whose FTS5 table, shadow table or trigger is missing."""
+
+    tolerated = Fts5PartialError
+
+
+class AcceptsUnknownFts(_Tolerant):
+    """SQL-019: opens a version 2 file whose events_fts has another tokenizer or columns."""
+
+    tolerated = Fts5UnknownError
+
+
+class AcceptsNewerVersion(_Tolerant):
+    """SQL-012: opens a file of a schema version newer than it knows, as if it were its own."""
+
+    tolerated = SchemaTooNewError
+
+
+class MigrationCommitsSchemaFirst(OpensStepByStep):
+    """SQL-036: commits the version 2 objects before writing the baselines (half-migrated)."""
+
+    def _act(
+        self, connection: sqlite3.Connection, diagnosis: Diagnosis, settings: Settings
+    ) -> Opened:
+        if diagnosis.version == 1 and not diagnosis.problems:
+            observer = settings.on_migration_step
+
+            def step(name: str) -> None:
+                if name == "create_objects":
+                    connection.execute("COMMIT")
+                    connection.execute("BEGIN IMMEDIATE")
+                if observer is not None:
+                    observer(name)
+
+            settings = attrs.evolve(settings, on_migration_step=step)
+        return super()._act(connection, diagnosis, settings)
+
+
+class SecondBaseline(OpensStepByStep):
+    """SQL-031: the migration appends a second baseline (seq 2) to every conversation."""
+
+    def _act(
+        self, connection: sqlite3.Connection, diagnosis: Diagnosis, settings: Settings
+    ) -> Opened:
+        opened = super()._act(connection, diagnosis, settings)
+        if opened.outcome == "migrated" and opened.migration is not None:
+            for conversation_id in opened.migration.conversations:
+                first = rows.read_window(connection, conversation_id, 1, 1, 1)[0]
+                again = attrs.evolve(first, seq=2, event_id=settings.new_event_id())
+                rows.insert_events(connection, [again])
+        return opened
+
+
+class VersionInUserVersion(OpensStepByStep):
+    """SQL-001: a new file records its schema version in PRAGMA user_version too."""
+
+    def _act(
+        self, connection: sqlite3.Connection, diagnosis: Diagnosis, settings: Settings
+    ) -> Opened:
+        opened = super()._act(connection, diagnosis, settings)
+        if opened.outcome == "created":
+            connection.execute("PRAGMA user_version = 2")
+        return opened
+
+
+class EventsUpdatable(OpensStepByStep):
+    """SQL-006: a new file lacks the trigger events_are_immutable, so events can be updated."""
+
+    def _act(
+        self, connection: sqlite3.Connection, diagnosis: Diagnosis, settings: Settings
+    ) -> Opened:
+        opened = super()._act(connection, diagnosis, settings)
+        if opened.outcome == "created":
+            connection.execute("DROP TRIGGER events_are_immutable")
+        return opened
+
+
+# -- reads and transactions -------------------------------------------------------------------
+
+
+SCANNING_WINDOW = rows.READ_WINDOW.replace(
+    "WHERE conversation_id = ? AND seq >= ?", "WHERE +conversation_id = ? AND +seq >= ?"
+)
+"""The window read of :class:`ScanningRead`: unary ``+`` keeps SQLite off every index."""
+
+
+class ScanningRead(SqliteStore):
+    """SQL-007: reads a window with ``+conversation_id``, which SQLite answers by a scan."""
+
+    def _read(
+        self, conversation_id: str, from_seq: int, to_seq: int | None, limit: int
+    ) -> Sequence[Envelope]:
+        upper = rows.MAX_SEQ if to_seq is None else min(to_seq, rows.MAX_SEQ)
+        if from_seq > upper:
+            return []
+        with self._gate("read") as connection, driver_boundary("read"):
+            found = connection.execute(
+                SCANNING_WINDOW, (conversation_id, from_seq, upper, limit)
+            ).fetchall()
+        return [rows.envelope_of(row) for row in found]
+
+
+class RawBusyError(SqliteStore):
+    """SQL-041: a database still busy after the timeout surfaces as sqlite3's own error."""
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        try:
+            return super()._append(conversation_id, drafts, expected_head)
+        except StoreBusyError as error:
+            raise sqlite3.OperationalError("database is locked") from error
+
+
+class DeferredWrites(SqliteStore):
+    """SQL-040: writes begin deferred, so the head is read before the write lock is taken."""
+
+    @contextmanager
+    def _transaction(self, operation: str, *, write: bool) -> Iterator[sqlite3.Connection]:
+        with self._gate(operation) as connection, driver_boundary(operation):
+            connection.execute("BEGIN")
+            try:
+                yield connection
+                connection.execute("COMMIT")
+            except BaseException:
+                opening.rollback(connection)
+                raise
+
+
+class _Deferred(LedgerTransaction):
+    """Keeps companion statements for later instead of running them (a base, no bug)."""
+
+    def __init__(self, inner: LedgerTransaction, pending: list[tuple[str, tuple[object, ...]]]):
+        self._inner = inner
+        self._pending = pending
+
+    def head(self, conversation_id: str) -> int:
+        return self._inner.head(conversation_id)
+
+    def append(
+        self,
+        conversation_id: str,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_head: int | None = None,
+    ) -> tuple[Envelope, ...]:
+        return self._inner.append(conversation_id, drafts, expected_head=expected_head)
+
+    def execute(self, sql: str, parameters: Sequence[object] = ()) -> list[tuple[object, ...]]:
+        self._pending.append((sql, tuple(parameters)))
+        return []
+
+
+class CompanionsAfterCommit(SqliteStore):
+    """SQL-043: writes companion rows in a transaction of their own, after the events' one."""
+
+    @contextmanager
+    def write_transaction(self) -> Iterator[LedgerTransaction]:
+        pending: list[tuple[str, tuple[object, ...]]] = []
+        try:
+            with super().write_transaction() as tx:
+                yield _Deferred(tx, pending)
+        finally:
+            if pending:
+                with self._transaction("companions", write=True) as connection:
+                    for sql, parameters in pending:
+                        connection.execute(sql, parameters)
+
+
+BROKEN_SQLITE_STORES: tuple[BrokenSqlite, ...] = (
+    BrokenSqlite(AcceptsPartialFts, ("SQL-018",)),
+    BrokenSqlite(AcceptsUnknownFts, ("SQL-019",)),
+    BrokenSqlite(AcceptsNewerVersion, ("SQL-012",)),
+    BrokenSqlite(MigrationCommitsSchemaFirst, ("SQL-036",)),
+    BrokenSqlite(SecondBaseline, ("SQL-031",)),
+    BrokenSqlite(VersionInUserVersion, ("SQL-001",)),
+    BrokenSqlite(EventsUpdatable, ("SQL-006",)),
+    BrokenSqlite(DeferredWrites, ("SQL-040",)),
+    BrokenSqlite(RawBusyError, ("SQL-041",)),
+    BrokenSqlite(CompanionsAfterCommit, ("SQL-043",)),
+    BrokenSqlite(ScanningRead, ("SQL-007",)),
+)
+"""Every broken SQLite store, with the ids that must be among the failed ones."""
+

@@ -1,0 +1,104 @@
+"""The SQL checks kill every deliberately broken store of ``broken_sqlite_stores.py``.
+
+Each broken store runs, at the ``ci`` profile, derandomized and unshrunk, the
+checks that cover the ids it is tagged with (never the slow SQLite state
+machine); the report must fail at least those ids. The checks that killed it
+are printed (``pytest -s`` shows them).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import pytest
+
+from broken_sqlite_stores import (
+    BROKEN_SQLITE_STORES,
+    SCANNING_WINDOW,
+    BrokenSqlite,
+    OpensStepByStep,
+    ScanningRead,
+    factory_of,
+)
+from convledger.envelope import EventDraft
+from convledger.sqlite import SqliteStore
+from convledger.sqlite.fixtures import query_plan, scans_events
+from convledger_conformance.registry import Check, all_checks
+from convledger_conformance.report import FAILED, PASSED
+from convledger_conformance.requirements import active_ids
+from convledger_conformance.runner import DECLARATION_CHECK, run_suite
+
+SLOW = ("sqlite_ledger_state_machine", "ledger_state_machine", "ledger_state_machine_with_reopen")
+"""The state machines: they catch several of these bugs too, but slowly."""
+
+
+def _covering(broken: BrokenSqlite) -> list[Check]:
+    """The checks that cover one of the store's tagged ids, the state machines excepted."""
+    return [
+        item for item in all_checks()
+        if set(item.ids) & set(broken.catches) and item.name not in SLOW
+    ]
+
+
+def _failed(broken: BrokenSqlite) -> set[str]:
+    """Run the covering checks against the broken store; print the killers; the failed ids."""
+    started = time.perf_counter()
+    report = run_suite(
+        factory_of(broken.store), profile="ci", checks=_covering(broken), derandomize=True,
+        shrink=False,
+    )
+    killers = {r.name: r.failed_ids for r in report.checks if r.status == FAILED}
+    seconds = time.perf_counter() - started
+    print(f"\n{broken.store.__name__} {broken.catches}: killed by {killers} in {seconds:.1f} s")
+    return {r.id for r in report.requirements if r.status == FAILED}
+
+
+@pytest.mark.parametrize(
+    "broken", BROKEN_SQLITE_STORES, ids=lambda broken: broken.store.__name__
+)
+def test_covering_checks_kill_the_broken_sqlite_store(broken: BrokenSqlite) -> None:
+    """The checks covering a broken SQLite store's tagged ids fail at least those ids at ci."""
+    failed = _failed(broken)
+    assert set(broken.catches) <= failed
+
+
+@pytest.mark.parametrize("store", [SqliteStore, OpensStepByStep], ids=lambda c: c.__name__)
+def test_the_covering_checks_pass_the_unbroken_stores(store: type[SqliteStore]) -> None:
+    """Every covering check passes the reference and the step-by-step opening base."""
+    checks = {item.name: item for b in BROKEN_SQLITE_STORES for item in _covering(b)}
+    report = run_suite(factory_of(store), profile="ci", checks=list(checks.values()),
+                       derandomize=True, shrink=False)
+    assert {r.name: r.status for r in report.checks} == {
+        **{name: PASSED for name in checks}, DECLARATION_CHECK: PASSED
+    }
+
+
+def test_the_scanning_read_really_scans_and_reads_right() -> None:
+    """ScanningRead really scans events (SQLite plans its window so) and reads correctly."""
+    store = factory_of(ScanningRead)()
+    try:
+        drafts = [
+            EventDraft(event_id=f"e-{n}", kind="state/set", occurred_at="2024-01-01T00:00:00Z",
+                       payload={"name": "n", "version": 1, "value": n, "actor": "a"})
+            for n in range(5)
+        ]
+        placed = store.append("c", drafts)
+        assert store.read("c", from_seq=2, limit=3).items == placed[1:4]
+        connection = sqlite3.connect(store.path)
+        try:
+            plan = query_plan(connection, SCANNING_WINDOW)
+        finally:
+            connection.close()
+    finally:
+        store.close()
+    assert scans_events(plan), plan
+
+
+def test_every_broken_sqlite_store_names_its_one_bug() -> None:
+    """Each broken SQLite store's docstring names its first tagged id; every tag is active."""
+    assert len(BROKEN_SQLITE_STORES) >= 8
+    assert len({b.store for b in BROKEN_SQLITE_STORES}) == len(BROKEN_SQLITE_STORES)
+    for broken in BROKEN_SQLITE_STORES:
+        assert broken.catches and set(broken.catches) <= active_ids()
+        assert (broken.store.__doc__ or "").split(":")[0] == broken.catches[0]
