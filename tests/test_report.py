@@ -388,8 +388,17 @@ def test_progress_line_is_rewritten_in_place_on_a_tty() -> None:
         line.show(1, 2, "first")
         line.show(2, 2, "second")
         line.close()
-    written = os.read(primary, 4096).decode()
+    chunks = []
+    while True:  # a pty hands the bytes over in pieces; read until the other end is gone
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:  # EIO: the terminal side is closed and everything was read
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
     os.close(primary)
+    written = b"".join(chunks).decode()
     assert written.startswith("\r\x1b[Kconformance [1/2] first (")
     assert "\r\x1b[Kconformance [2/2] second (" in written
     assert "\n" not in written
