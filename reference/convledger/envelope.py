@@ -173,6 +173,23 @@ def validate_envelope(envelope: Envelope) -> None:
 
 def validate_draft(draft: object) -> EventDraft:
     """Check a draft before the store places it (ENV-003, ENV-004, ENV-007 .. ENV-010)."""
+    checked = validate_draft_fields(draft)
+    try:
+        fast_canonical.encode(checked.payload)
+    except CanonicalJsonError as error:
+        raise InvalidInputError(
+            f"payload is not canonical JSON: {error.message}", requirement="ENV-009",
+            field="payload",
+        ) from error
+    return checked
+
+
+def validate_draft_fields(draft: object) -> EventDraft:
+    """Every check of :func:`validate_draft` except the payload's (ENV-009).
+
+    For callers that encode the payload anyway (the append path) and so learn
+    whether it is canonical JSON without a second encoding.
+    """
     if not isinstance(draft, EventDraft):
         raise InvalidInputError(
             f"expected an EventDraft, got {type(draft).__name__}", requirement="LED-001"
@@ -185,13 +202,6 @@ def validate_draft(draft: object) -> EventDraft:
         raise InvalidInputError(
             "ignorable must be a bool", requirement="ENV-010", field="ignorable"
         )
-    try:
-        fast_canonical.encode(draft.payload)
-    except CanonicalJsonError as error:
-        raise InvalidInputError(
-            f"payload is not canonical JSON: {error.message}", requirement="ENV-009",
-            field="payload",
-        ) from error
     return draft
 
 

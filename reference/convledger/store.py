@@ -42,7 +42,7 @@ import attrs
 from convledger import canonical
 from convledger.archive import Archive, archive_of, decode_archive, encode_archive
 from convledger.canonical import JsonValue
-from convledger.envelope import Envelope, EventDraft, check_identifier, validate_draft
+from convledger.envelope import Envelope, EventDraft, check_identifier, validate_draft_fields
 from convledger.errors import (
     CanonicalJsonError,
     DuplicateError,
@@ -288,7 +288,8 @@ def validated_batch(
     append path of every store calls this, so they cannot disagree.
     """
     check_identifier(conversation_id, "conversationId", "ENV-005")
-    batch = tuple(_detached(validate_draft(draft)) for draft in _as_batch(drafts))
+    # _detached encodes each payload once; that encoding is also its ENV-009 check.
+    batch = tuple(_detached(validate_draft_fields(draft)) for draft in _as_batch(drafts))
     for draft in batch:
         registry.check_payload(draft.kind, draft.schema_version, draft.payload)
     _refuse_repeated_ids(batch)
@@ -332,7 +333,7 @@ def _detached(draft: EventDraft) -> EventDraft:
         payload = cast(JsonValue, canonical.decode(fast_canonical.encode(draft.payload)))
     except CanonicalJsonError as error:
         raise InvalidInputError(
-            f"payload cannot be read back from its canonical form: {error.message}",
+            f"payload is not canonical JSON or cannot be read back: {error.message}",
             requirement="ENV-009",
             field="payload",
         ) from error
