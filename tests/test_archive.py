@@ -311,7 +311,7 @@ def test_import_of_existing_event_id_is_duplicate() -> None:
 
 
 @pytest.mark.parametrize(
-    "companions", [{"runtime": {}}, [], None, "x", {"": 1}], ids=repr
+    "companions", [{"unknown": {}}, [], None, "x", {"": 1}], ids=repr
 )
 def test_companions_refused(companions: Any) -> None:
     """ARC-011: companions that are not an object, or have any member, are invalid_input."""

@@ -563,7 +563,7 @@ EXAMPLE_PAYLOADS: Final[Mapping[tuple[str, int], JsonValue]] = {
         "migratedAt": "2024-01-01T00:00:00Z", "head": {}, "messages": [], "runs": [],
         "admissions": [],
     },
-    ("runtime/transition", 1): {"type": "accept", "input": {}},
+    ("runtime/transition", 1): {"type": "interrupt", "input": {"runId": "r"}},
     ("provider/request", 1): {
         "runId": "r", "attempt": 1, "stepNumber": 0, "modelId": "m",
         "instructionsSha256": "0" * 64, "messageShas": ["1" * 64], "bodySha256": "2" * 64,

@@ -6,9 +6,11 @@ An archive is the canonical JSON (CAN-001) of one object::
      "format": "convledger.archive", "formatVersion": 1}
 
 ``events`` holds the conversation's whole ledger in seq order. ``companions``
-is where later chapters put the rows kept beside the ledger (runtime snapshot,
-projection checkpoints, spill references); with the ledger core alone it is the
-empty object.
+is where later chapters put the rows kept beside the ledger. Today that is
+``runtime``: the operational state of the runtime (chapter ``transitions.md``,
+TRN-103), present exactly when the ledger has runtime events and checked
+against the state those events rebuild. Without runtime events it is the empty
+object.
 
 :func:`inspect_archive` finds every problem a store-independent reader can
 see, so ``convledger verify`` can report all of them at once; stores add the
@@ -33,11 +35,12 @@ from convledger.errors import (
 from convledger.fast import canonical as fast_canonical
 from convledger.kinds import KindRegistry
 from convledger.replay import Verdict, admit
+from convledger.runtime.companion import companion_problems
 
 FORMAT = "convledger.archive"
 FORMAT_VERSION = 1
 MEMBERS = frozenset({"format", "formatVersion", "conversationId", "events", "companions"})
-KNOWN_COMPANIONS: frozenset[str] = frozenset()
+KNOWN_COMPANIONS: frozenset[str] = frozenset({"runtime"})
 """Companion members this version understands; later chapters add to it (ARC-011)."""
 
 
@@ -143,6 +146,12 @@ def inspect_archive(
     assert isinstance(conversation_id, str)
     companions = document["companions"]
     assert isinstance(companions, dict)
+    problems.extend(
+        Problem(found, _pointer("companions", "runtime"))
+        for found in companion_problems(conversation_id, events, companions)
+    )
+    if problems:
+        return None, problems
     return Archive(conversation_id, tuple(events), companions), []
 
 
@@ -283,6 +292,10 @@ def _invalid(message: str, requirement: str, where: str) -> Problem:
     return Problem(InvalidInputError(message, requirement=requirement, field=where), where)
 
 
-def archive_of(conversation_id: str, events: Sequence[Envelope]) -> Archive:
-    """An archive of the ledger core: events only, no companions."""
-    return Archive(conversation_id, tuple(events), {})
+def archive_of(
+    conversation_id: str,
+    events: Sequence[Envelope],
+    companions: Mapping[str, JsonValue] | None = None,
+) -> Archive:
+    """An archive of ``events`` and, when given, the companions stored beside them."""
+    return Archive(conversation_id, tuple(events), dict(companions or {}))

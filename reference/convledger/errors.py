@@ -18,6 +18,7 @@ sentence.
 | not_supported    | NotSupportedError     | the store declared the capability absent    |
 | unauthorized     | UnauthorizedError     | the authorization callback denied access    |
 | unavailable      | UnavailableError      | fix the storage (disk, permissions), retry  |
+| purged           | PurgedError           | stop: the conversation takes nothing more   |
 """
 
 from __future__ import annotations
@@ -160,6 +161,16 @@ class UnauthorizedError(LedgerError):
     kind = "unauthorized"
 
 
+class PurgedError(LedgerError):
+    """The conversation was purged and takes no more events, transitions or imports (TRN-092)."""
+
+    kind = "purged"
+
+    def __init__(self, message: str, *, requirement: str, conversation_id: str) -> None:
+        super().__init__(message, requirement=requirement)
+        self.conversation_id = conversation_id
+
+
 ERROR_KINDS: dict[str, type[LedgerError]] = {
     cls.kind: cls
     for cls in (
@@ -172,6 +183,7 @@ ERROR_KINDS: dict[str, type[LedgerError]] = {
         NotSupportedError,
         UnauthorizedError,
         UnavailableError,
+        PurgedError,
     )
 }
 """The normative error kinds (ERR-001), keyed by kind."""

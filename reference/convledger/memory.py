@@ -1,7 +1,13 @@
-"""The in-memory reference store: the ledger core as plainly as it can be written.
+"""The in-memory reference store: the ledger and the runtime as plainly as they can be written.
 
 One lock makes every primitive atomic and serializes concurrent callers
-(LED-013). :class:`StoreBase` hands :meth:`MemoryStore._append` payloads that
+(LED-013). A transition decides over the conversation's
+:class:`RuntimeState`, stages its writes on a copy and its event beside it,
+and only then swaps both in: an exception anywhere before the swap leaves
+nothing behind (TRN-004). ``fault_probe``, when given, is called with a label
+after each staged write, so tests can prove exactly that.
+
+:class:`StoreBase` hands :meth:`MemoryStore._append` payloads that
 share nothing with the caller, and every envelope this store returns carries a
 copy of its payload, so a caller that mutates a dict it holds cannot change
 the ledger (LED-014).
@@ -10,51 +16,88 @@ the ledger (LED-014).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from convledger.archive import Archive
 from convledger.canonical import JsonValue
+from convledger.capabilities import Capability
 from convledger.envelope import Envelope, EventDraft
-from convledger.errors import ConflictError, DuplicateError
+from convledger.errors import ConflictError, DuplicateError, PurgedError
 from convledger.kinds import KindRegistry
+from convledger.runtime.companion import companions_for, runtime_of
+from convledger.runtime.operations import RecoveryCursor, after_cursor, recovery_order
+from convledger.runtime.records import Run
+from convledger.runtime.rules import decide
+from convledger.runtime.state import RuntimeState, Snapshot, snapshot_of
+from convledger.runtime.transitions import Transition
+from convledger.runtime.view import HeadWrite, Outcome, Status
 from convledger.store import StoreBase
+
+FaultProbe = Callable[[str], None]
 
 
 class MemoryStore(StoreBase):
-    """A volatile store: one list of envelopes per conversation."""
+    """A volatile store: one list of envelopes and one runtime state per conversation."""
 
-    def __init__(self, *, registry: KindRegistry | None = None) -> None:
+    declared = frozenset({Capability.LEDGER, Capability.TRANSITIONS, Capability.PURGE})
+
+    def __init__(
+        self, *, registry: KindRegistry | None = None, fault_probe: FaultProbe | None = None
+    ) -> None:
         super().__init__(registry=registry)
         self._lock = threading.Lock()
         self._ledgers: dict[str, list[Envelope]] = {}
         self._event_ids: set[str] = set()
+        self._runtime: dict[str, RuntimeState] = {}
+        self._purged: set[str] = set()
+        self._fault_probe = fault_probe
+
+    # -- ledger core ---------------------------------------------------------------------------
 
     def _append(
         self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
     ) -> tuple[Envelope, ...]:
         with self._lock:
-            ledger = self._ledgers.get(conversation_id, [])
-            head = len(ledger)
-            if expected_head is not None and expected_head != head:
-                raise ConflictError(
-                    f"expected head {expected_head}, the ledger is at {head}",
-                    requirement="LED-005",
-                    actual=head,
-                )
-            for draft in drafts:
-                if draft.event_id in self._event_ids:
-                    raise DuplicateError(
-                        f"eventId {draft.event_id!r} already exists",
-                        requirement="LED-003",
-                        identity=draft.event_id,
-                    )
-            placed = tuple(
-                Envelope.from_draft(draft, conversation_id, head + offset)
-                for offset, draft in enumerate(drafts, start=1)
-            )
-            self._ledgers.setdefault(conversation_id, ledger).extend(placed)
-            self._event_ids.update(draft.event_id for draft in drafts)
+            placed = self._placed(conversation_id, drafts, expected_head)
+            self._commit(conversation_id, placed)
         return tuple(_copied_envelope(envelope) for envelope in placed)
+
+    def _placed(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        """The drafts at head+1.., after every check; nothing is stored yet (lock held)."""
+        self._refuse_purged(conversation_id)
+        head = len(self._ledgers.get(conversation_id, []))
+        if expected_head is not None and expected_head != head:
+            raise ConflictError(
+                f"expected head {expected_head}, the ledger is at {head}",
+                requirement="LED-005",
+                actual=head,
+            )
+        for draft in drafts:
+            if draft.event_id in self._event_ids:
+                raise DuplicateError(
+                    f"eventId {draft.event_id!r} already exists",
+                    requirement="LED-003",
+                    identity=draft.event_id,
+                )
+        return tuple(
+            Envelope.from_draft(draft, conversation_id, head + offset)
+            for offset, draft in enumerate(drafts, start=1)
+        )
+
+    def _commit(self, conversation_id: str, placed: tuple[Envelope, ...]) -> None:
+        self._ledgers.setdefault(conversation_id, []).extend(placed)
+        self._event_ids.update(envelope.event_id for envelope in placed)
+
+    def _refuse_purged(self, conversation_id: str) -> None:
+        """TRN-092: a purged conversation takes nothing more, forever."""
+        if conversation_id in self._purged:
+            raise PurgedError(
+                f"conversation {conversation_id!r} was purged",
+                requirement="TRN-092",
+                conversation_id=conversation_id,
+            )
 
     def _read(
         self, conversation_id: str, from_seq: int, to_seq: int | None, limit: int
@@ -73,8 +116,16 @@ class MemoryStore(StoreBase):
         with self._lock:
             return list(self._ledgers.get(conversation_id, []))
 
+    def _export_contents(
+        self, conversation_id: str
+    ) -> tuple[Sequence[Envelope], dict[str, JsonValue]]:
+        with self._lock:
+            events = list(self._ledgers.get(conversation_id, []))
+            return events, companions_for(self._runtime.get(conversation_id))
+
     def _import(self, archive: Archive) -> None:
         with self._lock:
+            self._refuse_purged(archive.conversation_id)
             head = len(self._ledgers.get(archive.conversation_id, []))
             if head:
                 raise ConflictError(
@@ -89,8 +140,89 @@ class MemoryStore(StoreBase):
                         requirement="ARC-010",
                         identity=envelope.event_id,
                     )
+            state = runtime_of(archive.conversation_id, archive.companions)
             self._ledgers[archive.conversation_id] = list(archive.events)
             self._event_ids.update(envelope.event_id for envelope in archive.events)
+            if state is not None:
+                self._runtime[archive.conversation_id] = state
+
+    # -- runtime transitions (chapter transitions.md) ------------------------------------------
+
+    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft) -> Outcome:
+        with self._lock:
+            self._refuse_purged(conversation_id)
+            state = self._runtime.get(conversation_id) or RuntimeState(conversation_id)
+            decision = decide(state, conversation_id, transition, draft.occurred_at)
+            if decision.status is not Status.APPLIED:
+                return Outcome.of(decision)  # TRN-004: nothing written
+            assert decision.head_write is not None
+            staged = state.copy()
+            _compare_and_swap(staged, decision.head_write)
+            self._probe("head")
+            for record in decision.writes:
+                staged.put(record)
+                self._probe(type(record).__name__.lower())
+            placed = self._placed(conversation_id, (draft,), None)
+            self._probe("event")
+            self._runtime[conversation_id] = staged
+            self._commit(conversation_id, placed)
+        return Outcome.of(decision, _copied_envelope(placed[0]))
+
+    def _probe(self, label: str) -> None:
+        if self._fault_probe is not None:
+            self._fault_probe(label)
+
+    def _load_run(self, conversation_id: str, run_id: str) -> Run | None:
+        with self._lock:
+            state = self._runtime.get(conversation_id)
+            return None if state is None else state.run(run_id)
+
+    def _active_runs(self, conversation_id: str) -> list[Run]:
+        with self._lock:
+            state = self._runtime.get(conversation_id)
+            return [] if state is None else list(state.active_runs())
+
+    def _snapshot(self, conversation_id: str) -> Snapshot | None:
+        with self._lock:
+            state = self._runtime.get(conversation_id)
+            return None if state is None else snapshot_of(state)
+
+    def _scan_recoverable(self, after: RecoveryCursor | None, limit: int) -> list[Run]:
+        with self._lock:
+            owned = [
+                run
+                for state in self._runtime.values()
+                for run in state.runs.values()
+                if run.state.owned and after_cursor(run, after)
+            ]
+        return sorted(owned, key=recovery_order)[:limit]
+
+    def _purge(self, conversation_id: str) -> bool:
+        with self._lock:
+            if conversation_id in self._purged:
+                return False
+            state = self._runtime.get(conversation_id)
+            if state is not None and state.active_runs():
+                raise ConflictError(
+                    f"conversation {conversation_id!r} has active runs", requirement="TRN-091"
+                )
+            for envelope in self._ledgers.pop(conversation_id, []):
+                self._event_ids.discard(envelope.event_id)
+            self._runtime.pop(conversation_id, None)
+            self._purged.add(conversation_id)
+            return True
+
+
+def _compare_and_swap(state: RuntimeState, write: HeadWrite) -> None:
+    """TRN-003: the head moves only from the version the decision was made on."""
+    current = 0 if state.head_record is None else state.head_record.version
+    if current != write.expected:
+        raise ConflictError(
+            f"head version is {current}, expected {write.expected}",
+            requirement="TRN-003",
+            actual=current,
+        )
+    state.head_record = write.head
 
 
 def _copied_envelope(envelope: Envelope) -> Envelope:

@@ -33,7 +33,6 @@ operation.
 from __future__ import annotations
 
 import abc
-import enum
 from collections.abc import Sequence
 from typing import Protocol, cast, runtime_checkable
 
@@ -42,16 +41,28 @@ import attrs
 from convledger import canonical
 from convledger.archive import Archive, archive_of, decode_archive, encode_archive
 from convledger.canonical import JsonValue
+from convledger.capabilities import Capability as Capability
+from convledger.capabilities import not_supported as not_supported
 from convledger.envelope import Envelope, EventDraft, check_identifier, validate_draft_fields
 from convledger.errors import (
     CanonicalJsonError,
     DuplicateError,
     InvalidInputError,
     NotFoundError,
-    NotSupportedError,
 )
 from convledger.fast import canonical as fast_canonical
 from convledger.kinds import KindRegistry, default_registry
+from convledger.runtime.companion import COMPANION
+from convledger.runtime.operations import (
+    PurgeOutcome,
+    RecoveryCursor,
+    RecoveryPage,
+    RuntimeOperations,
+)
+from convledger.runtime.records import Run
+from convledger.runtime.state import RUNTIME_KINDS, Snapshot
+from convledger.runtime.transitions import Transition
+from convledger.runtime.view import Outcome
 
 DEFAULT_READ_LIMIT = 1000
 """LED-007: the page size when the caller names none."""
@@ -59,29 +70,6 @@ MAX_READ_LIMIT = 10_000
 """LED-007: the largest page a caller may ask for."""
 MAX_BATCH = 10_000
 """LED-001: the most drafts one append may carry."""
-
-
-class Capability(enum.Enum):
-    """What a store may declare (chapter ``capabilities.md``)."""
-
-    LEDGER = "ledger"
-    """Append, bounded read, export, import. Required (CAP-003)."""
-    PERSISTENCE = "persistence"
-    """``reopen`` returns a store over the same data."""
-    TRANSITIONS = "transitions"
-    """Runtime transitions and bounded operational reads."""
-    PROJECTIONS = "projections"
-    """Projection definitions and honest checkpoints."""
-    SPILLS = "spills"
-    """Binary spill objects with authorization recheck."""
-    SEARCH = "search"
-    """Full-text search, default-denied across conversations."""
-    PURGE = "purge"
-    """Purging a conversation."""
-    MIGRATION = "migration"
-    """Opening and migrating schema version 1 databases (SQLite stores)."""
-    MULTI_PROCESS = "multi_process"
-    """Several processes may write the same store."""
 
 
 @attrs.frozen
@@ -156,12 +144,40 @@ class LedgerStore(Protocol):
         """Close this handle and open the same data again (capability persistence)."""
         ...
 
+    def transition(
+        self, conversation_id: str, transition: Transition, *, event_id: str, occurred_at: str
+    ) -> Outcome:
+        """Apply one runtime transition; an applied one appends its event (TRN-001 .. TRN-007)."""
+        ...
+
+    def load_run(self, conversation_id: str, run_id: str) -> Run | None:
+        """One run of one conversation (TRN-080)."""
+        ...
+
+    def list_active_runs(self, conversation_id: str) -> tuple[Run, ...]:
+        """The active runs in causal order (TRN-081)."""
+        ...
+
+    def load_snapshot(self, conversation_id: str) -> Snapshot:
+        """Head, active runs and history (TRN-082)."""
+        ...
+
+    def scan_recoverable(
+        self, *, after: RecoveryCursor | None = None, limit: int = 100
+    ) -> RecoveryPage:
+        """Owned runs of every conversation, keyset paged (TRN-083)."""
+        ...
+
+    def purge(self, conversation_id: str) -> PurgeOutcome:
+        """Delete a conversation and refuse it forever (TRN-090 .. TRN-094)."""
+        ...
+
     def close(self) -> None:
         """Release resources; the handle must not be used afterwards."""
         ...
 
 
-class StoreBase(abc.ABC):
+class StoreBase(RuntimeOperations, abc.ABC):
     """Argument checks, paging and archives shared by every reference store."""
 
     declared: frozenset[Capability] = frozenset({Capability.LEDGER})
@@ -194,6 +210,13 @@ class StoreBase(abc.ABC):
         :func:`_detached`): plain decoded JSON that no caller holds (LED-014).
         """
         batch = validated_batch(self._registry, conversation_id, drafts, expected_head)
+        for draft in batch:
+            if draft.kind in RUNTIME_KINDS:
+                raise InvalidInputError(
+                    f"{draft.kind} is written by migration and transitions only, never appended",
+                    requirement="TRN-108",
+                    field="kind",
+                )
         return self._append(conversation_id, batch, expected_head)
 
     def read(
@@ -229,17 +252,19 @@ class StoreBase(abc.ABC):
     def export_conversation(self, conversation_id: str) -> bytes:
         """ARC-001: the canonical archive, read in one atomic snapshot (ARC-014)."""
         check_identifier(conversation_id, "conversationId", "ENV-005")
-        events = self._snapshot_events(conversation_id)
+        events, companions = self._export_contents(conversation_id)
         if not events:
             raise NotFoundError(
                 f"conversation {conversation_id!r} has no events to export",
                 requirement="ARC-005",
             )
-        return encode_archive(archive_of(conversation_id, events))
+        return encode_archive(archive_of(conversation_id, events, companions))
 
     def import_conversation(self, archive: bytes) -> ImportReport:
         """ARC-003 .. ARC-013: decode and check, then write all or nothing."""
         decoded = decode_archive(archive, self._registry)
+        if COMPANION in decoded.companions and Capability.TRANSITIONS not in self.declared:
+            raise not_supported(Capability.TRANSITIONS, "import of a runtime companion")
         self._import(decoded)
         return ImportReport(
             conversation_id=decoded.conversation_id,
@@ -251,7 +276,7 @@ class StoreBase(abc.ABC):
         """CAP-002: a store that does not persist refuses to reopen."""
         raise not_supported(Capability.PERSISTENCE, "reopen")
 
-    def close(self) -> None:  # noqa: B027 - an optional hook, not an abstract one
+    def close(self) -> None:
         """Release resources; the default store has none."""
 
     # -- primitives each store implements atomically -----------------------------
@@ -273,7 +298,18 @@ class StoreBase(abc.ABC):
     def _snapshot_events(self, conversation_id: str) -> Sequence[Envelope]: ...
 
     @abc.abstractmethod
-    def _import(self, archive: Archive) -> None: ...
+    def _import(self, archive: Archive) -> None:
+        """Write the events and, when present, the ``runtime`` companion's records (TRN-105)."""
+
+    def _export_contents(
+        self, conversation_id: str
+    ) -> tuple[Sequence[Envelope], dict[str, JsonValue]]:
+        """The events and the companions of one conversation, read atomically (ARC-014).
+
+        The ledger core has no companions; a store with runtime state
+        overrides this to read both in one snapshot.
+        """
+        return self._snapshot_events(conversation_id), {}
 
 
 def validated_batch(
@@ -296,15 +332,6 @@ def validated_batch(
     if expected_head is not None:
         _check_count(expected_head, "expected_head", "LED-005", minimum=0)
     return batch
-
-
-def not_supported(capability: Capability, operation: str) -> NotSupportedError:
-    """The CAP-002 refusal of an operation whose capability the store does not declare."""
-    return NotSupportedError(
-        f"{operation} needs capability {capability.value!r}, which this store does not declare",
-        requirement="CAP-002",
-        capability=capability.value,
-    )
 
 
 def _as_batch(drafts: object) -> tuple[EventDraft, ...]:
