@@ -10,13 +10,19 @@ against.
 
     python scripts/make_fossils.py [--out tests/fossils] [--force]
 
-The rows are written by hand, not by a runtime, and cover: several
-conversations; compacted (inactive) and active messages with a summary; runs
-that completed, were absorbed, are running, queued, failed and cancelled;
-admissions keyed by idempotency key; ids with NUL and non-ASCII characters;
-times with offsets whose text order differs from their instant order; a
-conversation with a head only (no ``asOf``); and a database with no
-conversations at all.
+The rows hold the records of chapter TRN (SQL-054): the transitions below
+are applied by the reference rules on an in-memory store and its records are
+written as version 1 rows, so that every record is valid and every column
+agrees with its record. They cover: several conversations; compacted
+(inactive) messages under an active summary at a lower position; runs that
+completed, were absorbed, are running (with a checkpoint), queued, failed and
+cancelled, with their admissions and inputs; a checkpoint and an operation;
+ids with NUL and non-ASCII characters; times with offsets whose text order
+differs from their instant order; a conversation with a head only (no
+``asOf``); and a database with no conversations at all.
+
+The fossils were regenerated in this form when the runtime records of chapter
+TRN were specified; the earlier fossils held records of no specified shape.
 """
 
 from __future__ import annotations
@@ -32,17 +38,26 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from convledger import canonical
 from convledger.canonical import JsonValue
+from convledger.runtime.records import Head
+from convledger.runtime.state import RuntimeState
+from convledger.runtime.transitions import (
+    Accept,
+    Acquire,
+    Checkpoint,
+    Compact,
+    Fence,
+    Operation,
+    Terminal,
+    Transition,
+)
 from convledger.sqlite import SqliteStore, schema
+from convledger.sqlite.fixtures import V1Rows, runtime_states, v1_rows_of
 
 MIGRATED_AT = "2026-02-01T00:00:00.000Z"
 """The clock of fossil migrations."""
 EVENT_ID_PREFIX = "fossil-baseline-"
 """Baseline event ids are this prefix and a four-digit counter from 0001."""
-
-Row = tuple[object, ...]
-
 
 def fixed_clock() -> str:
     """The clock of fossil migrations."""
@@ -55,104 +70,88 @@ def counting_ids() -> Callable[[], str]:
     return lambda: f"{EVENT_ID_PREFIX}{next(counter):04d}"
 
 
-def _json(value: JsonValue) -> str:
-    return canonical.encode(value).decode("utf-8")
-
-
-def _head(conversation_id: str, version: int, updated_at: str) -> Row:
-    record: dict[str, JsonValue] = {
-        "conversationId": conversation_id, "version": version, "updatedAt": updated_at,
-    }
-    return (conversation_id, version, updated_at, _json(record))
-
-
-def _message(
-    conversation_id: str, position: int, message_id: str, role: str, text: str,
-    created_at: str, *, active: bool, **extra: JsonValue,
-) -> Row:
-    record: dict[str, JsonValue] = {
-        "messageId": message_id, "position": position, "role": role, "active": active,
-        "createdAt": created_at, "content": [{"type": "text", "text": text}], **extra,
-    }
-    return (conversation_id, position, message_id, int(active), created_at, _json(record))
-
-
-def _run(
-    conversation_id: str, run_id: str, ordinal: int, state: str, updated_at: str,
-    **extra: JsonValue,
-) -> Row:
-    record: dict[str, JsonValue] = {
-        "runId": run_id, "ordinal": ordinal, "state": state, "updatedAt": updated_at, **extra,
-    }
-    return (conversation_id, run_id, ordinal, state, updated_at, _json(record))
-
-
-def _admission(
-    conversation_id: str, key: str, run_id: str, ordinal: int, admitted_at: str,
-    input_message_id: str,
-) -> Row:
-    record: dict[str, JsonValue] = {
-        "idempotencyKey": key, "runId": run_id, "ordinal": ordinal,
-        "admittedAt": admitted_at, "inputMessageId": input_message_id,
-    }
-    return (conversation_id, key, run_id, ordinal, admitted_at, _json(record))
-
-
 ALPHA = "conv-alpha"
 UNICODE = "ünïcødé/会話\x00nul"
 HEAD_ONLY = "head-only"
 RUNS_ONLY = "runs-only"
 
-HEADS = [
-    _head(ALPHA, 9, "2026-01-10T10:00:09.000Z"),
-    _head(UNICODE, 3, "2026-01-11T09:31:00+05:30"),
-    _head(HEAD_ONLY, 0, "2026-01-12T00:00:00Z"),
-    _head(RUNS_ONLY, 4, "2026-01-13T08:00:00.000000001Z"),
-]
-MESSAGES = [
-    _message(ALPHA, 1, "m-a1", "user", "Plan a trip to Lyon", "2026-01-10T10:00:01.000Z",
-             active=False, compactedInto="m-a5"),
-    _message(ALPHA, 2, "m-a2", "assistant", "Which dates?", "2026-01-10T10:00:02.000Z",
-             active=False, compactedInto="m-a5"),
-    _message(ALPHA, 3, "m-a3", "user", "The first week of May", "2026-01-10T10:00:03.000Z",
-             active=False, compactedInto="m-a5"),
-    _message(ALPHA, 4, "m-a4", "assistant", "Trains leave hourly", "2026-01-10T10:00:04.000Z",
-             active=False, compactedInto="m-a5"),
-    _message(ALPHA, 5, "m-a5", "system", "Summary: a May trip to Lyon by train",
-             "2026-01-10T10:00:05.000Z", active=True,
-             summarizes={"fromPosition": 1, "toPosition": 4}),
-    _message(ALPHA, 6, "m-a6", "user", "Book the cheapest one", "2026-01-10T10:00:06.000Z",
-             active=True),
-    _message(ALPHA, 7, "m-a7", "assistant", "Looking for fares…", "2026-01-10T10:00:07.500Z",
-             active=True),
-    _message(UNICODE, 1, "m-ü1", "user", "Grüße 🦜 aus Köln", "2026-01-11T09:30:00+05:30",
-             active=True),
-    _message(UNICODE, 2, "m-ü2", "assistant", "こんにちは\x00世界", "2026-01-11T04:00:30Z",
-             active=True),
-]
-RUNS = [
-    _run(ALPHA, "r-a1", 1, "completed", "2026-01-10T10:00:04.500Z", terminalReason="success",
-         inputMessageId="m-a1", assistantMessageId="m-a2", revision=3, fencingToken=1),
-    _run(ALPHA, "r-a2", 2, "superseded", "2026-01-10T10:00:06.100Z", terminalReason="absorbed",
-         absorbedIntoRunId="r-a3", inputMessageId="m-a6", revision=1, fencingToken=0),
-    # Later as text, earlier as an instant (10:00:06Z): asOf must be m-a7's 10:00:07.500Z.
-    _run(ALPHA, "r-a3", 3, "running", "2026-01-10T19:00:06+09:00", owner="worker-1",
-         inputMessageId="m-a6", assistantMessageId="m-a7", revision=4, fencingToken=2),
-    _run(UNICODE, "r-ü1", 1, "queued", "2026-01-11T09:31:00+05:30", inputMessageId="m-ü1",
-         revision=0, fencingToken=0),
-    _run(RUNS_ONLY, "r-d1", 1, "failed", "2026-01-13T07:59:00Z",
-         terminalReason="provider_failure", revision=2, fencingToken=1),
-    _run(RUNS_ONLY, "r-d2", 2, "cancelled", "2026-01-13T08:00:00.000000001Z",
-         terminalReason="cancelled", revision=1, fencingToken=1),
-]
-ADMISSIONS = [
-    _admission(ALPHA, "idem-a1", "r-a1", 1, "2026-01-10T10:00:01.000Z", "m-a1"),
-    _admission(ALPHA, "idem-a2", "r-a2", 2, "2026-01-10T10:00:06.000Z", "m-a6"),
-    _admission(ALPHA, "idem-a3", "r-a3", 3, "2026-01-10T10:00:06.050Z", "m-a6"),
-    _admission(UNICODE, "idem\x00ü1", "r-ü1", 1, "2026-01-11T09:30:00+05:30", "m-ü1"),
-    _admission(RUNS_ONLY, "idem-d1", "r-d1", 1, "2026-01-13T07:58:00Z", "m-d1"),
-    _admission(RUNS_ONLY, "idem-d2", "r-d2", 2, "2026-01-13T07:59:30Z", "m-d2"),
-]
+
+def _text(text: str) -> dict[str, JsonValue]:
+    return {"type": "text", "text": text}
+
+
+def _alpha() -> list[tuple[str, Transition, str]]:
+    """Completed, absorbed and running runs; four messages compacted under a summary at 0.
+
+    r-a3 is acquired at 19:00:06+09:00 (10:00:06Z: later as text, earlier as an
+    instant than its checkpoint at 10:00:07.500Z, which is ``asOf``).
+    """
+    c = ALPHA
+    return [
+        (c, Accept("idem-a1", "m-a1", "r-a1", "m-a2", _text("Plan a trip to Lyon")),
+         "2026-01-10T10:00:01.000Z"),
+        (c, Acquire("r-a1", "worker-1"), "2026-01-10T10:00:01.500Z"),
+        (c, Checkpoint("r-a1", Fence("worker-1", 1, 1),
+                       {"id": "draft-a1", "status": "streaming", "parts": ["Which"]}),
+         "2026-01-10T10:00:01.800Z"),
+        (c, Terminal("r-a1", Fence("worker-1", 2, 1), "success", _text("Which dates?")),
+         "2026-01-10T10:00:02.000Z"),
+        (c, Accept("idem-a2", "m-a3", "r-a2", "m-a4", _text("The first week of May")),
+         "2026-01-10T10:00:03.000Z"),
+        (c, Acquire("r-a2", "worker-1"), "2026-01-10T10:00:03.100Z"),
+        (c, Accept("idem-a3", "m-a5", "r-a3", "m-a6", _text("Or the second")),
+         "2026-01-10T10:00:03.200Z"),
+        (c, Operation("r-a2", Fence("worker-1", 1, 1), {"tool": "trains", "call": "search"}),
+         "2026-01-10T10:00:03.500Z"),
+        (c, Terminal("r-a2", Fence("worker-1", 2, 1), "success", _text("Trains leave hourly"),
+                     absorb_run_ids=("r-a3",)), "2026-01-10T10:00:04.000Z"),
+        (c, Compact(9, "m-a1", "m-a4", "m-sum", _text("Summary: a May trip to Lyon by train")),
+         "2026-01-10T10:00:05.000Z"),
+        (c, Accept("idem-a4", "m-a7", "r-a4", "m-a8", _text("Book the cheapest one")),
+         "2026-01-10T10:00:06.000Z"),
+        (c, Acquire("r-a4", "worker-1"), "2026-01-10T19:00:06+09:00"),
+        (c, Checkpoint("r-a4", Fence("worker-1", 1, 1),
+                       {"id": "draft-a8", "status": "streaming", "parts": ["Looking for fares…"]}),
+         "2026-01-10T10:00:07.500Z"),
+    ]
+
+
+def _unicode() -> list[tuple[str, Transition, str]]:
+    """NUL and non-ASCII ids and text; a completed and a queued run; +05:30 offsets."""
+    c = UNICODE
+    return [
+        (c, Accept("idem\x00ü1", "m-ü1", "r-ü1", "m-ü2", _text("Grüße 🦜 aus Köln")),
+         "2026-01-11T09:30:00+05:30"),
+        (c, Acquire("r-ü1", "wörker"), "2026-01-11T04:00:10Z"),
+        (c, Terminal("r-ü1", Fence("wörker", 1, 1), "success", _text("こんにちは\x00世界")),
+         "2026-01-11T04:00:30Z"),
+        (c, Accept("idem\x00ü2", "m-ü3", "r-ü2", "m-ü4", _text("noch eine Frage")),
+         "2026-01-11T09:31:00+05:30"),
+    ]
+
+
+def _runs_only() -> list[tuple[str, Transition, str]]:
+    """A failed run and a cancelled one (nanosecond time)."""
+    c = RUNS_ONLY
+    return [
+        (c, Accept("idem-d1", "m-d1", "r-d1", "m-d2", _text("one")), "2026-01-13T07:58:00Z"),
+        (c, Acquire("r-d1", "worker-2"), "2026-01-13T07:58:30Z"),
+        (c, Terminal("r-d1", Fence("worker-2", 1, 1), "provider_failure", _text("failed")),
+         "2026-01-13T07:59:00Z"),
+        (c, Accept("idem-d2", "m-d3", "r-d2", "m-d4", _text("two")), "2026-01-13T07:59:30Z"),
+        (c, Acquire("r-d2", "worker-2"), "2026-01-13T07:59:40Z"),
+        (c, Terminal("r-d2", Fence("worker-2", 1, 1), "cancelled", _text("stopped")),
+         "2026-01-13T08:00:00.000000001Z"),
+    ]
+
+
+def v1_rows() -> V1Rows:
+    """The rows of the populated fossil: three conversations run by the reference rules and
+    one with a head only (no ``asOf``)."""
+    states = runtime_states([*_alpha(), *_unicode(), *_runs_only()])
+    head_only = RuntimeState(HEAD_ONLY)
+    head_only.head_record = Head(HEAD_ONLY, 0)
+    return v1_rows_of([*states, (head_only, "2026-01-12T00:00:00Z")])
 
 
 def write_v1(path: Path, *, populated: bool) -> None:
@@ -164,10 +163,12 @@ def write_v1(path: Path, *, populated: bool) -> None:
         connection.execute(statement)
     connection.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (schema.VERSION_KEY, "1"))
     if populated:
-        connection.executemany("INSERT INTO heads VALUES (?, ?, ?, ?)", HEADS)
-        connection.executemany("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?)", MESSAGES)
-        connection.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)", RUNS)
-        connection.executemany("INSERT INTO admissions VALUES (?, ?, ?, ?, ?, ?)", ADMISSIONS)
+        rows = v1_rows()
+        connection.executemany("INSERT INTO heads VALUES (?, ?, ?, ?)", rows.heads)
+        connection.executemany("INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?)", rows.messages)
+        connection.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)", rows.runs)
+        connection.executemany("INSERT INTO admissions VALUES (?, ?, ?, ?, ?, ?)",
+                               rows.admissions)
     connection.execute("COMMIT")
     connection.execute("VACUUM")
     connection.close()

@@ -17,7 +17,7 @@ from convledger.memory import MemoryStore
 from convledger_conformance import strategies as gen
 from convledger_conformance.checks.kinds import registered_pairs
 from convledger_conformance.machine import MACHINE_IDS, build_ledger_machine
-from convledger_conformance.model import LedgerModel, Refusal
+from convledger_conformance.model import NEVER_APPENDED, LedgerModel, Refusal
 from convledger_conformance.profiles import BUDGETS, PROFILES, settings_for
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, NOT_RUN, PASSED
@@ -79,6 +79,18 @@ def test_model_accepts_generated_valid_drafts(batch: list[EventDraft]) -> None:
     outcome = LedgerModel().expect_append("c", batch)
     assert not isinstance(outcome, Refusal)
     assert len(outcome) == len(batch)
+
+
+@pytest.mark.parametrize("kind", sorted(NEVER_APPENDED))
+def test_model_refuses_appends_of_runtime_kinds(kind: str) -> None:
+    """The model refuses an append of a runtime kind with a valid payload (TRN-108)."""
+    payload = gen.EXAMPLE_PAYLOADS[(kind, 1)]
+    event = EventDraft(event_id="rt", kind=kind, occurred_at="2024-01-01T00:00:00Z",
+                       payload=payload)
+    outcome = LedgerModel().expect_append("c", [event])
+    assert isinstance(outcome, Refusal)
+    assert outcome.kinds == {"invalid_input"}
+    assert "TRN-108" in outcome.ids
 
 
 def test_example_payloads_cover_and_satisfy_the_registry() -> None:

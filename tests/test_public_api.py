@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import convledger
+import convledger.runtime
 import convledger_conformance
 
 CONVLEDGER_API = [
@@ -30,6 +31,7 @@ CONVLEDGER_API = [
     "NotFoundError",
     "NotSupportedError",
     "Page",
+    "PurgedError",
     "ReplayRefusedError",
     "StoreBase",
     "UnauthorizedError",
@@ -42,6 +44,38 @@ CONVLEDGER_API = [
     "encode_archive",
     "inspect_archive",
     "replay",
+]
+
+RUNTIME_API = [
+    "REASON_STATE",
+    "Accept",
+    "Acquire",
+    "Admission",
+    "Admitted",
+    "Checkpoint",
+    "Compact",
+    "DraftSummary",
+    "Fence",
+    "Head",
+    "Interrupt",
+    "Message",
+    "MessageRole",
+    "MessageStatus",
+    "Operation",
+    "Outcome",
+    "PurgeOutcome",
+    "RecoveryCursor",
+    "RecoveryPage",
+    "Recover",
+    "Run",
+    "RunState",
+    "RuntimeState",
+    "Snapshot",
+    "Status",
+    "Terminal",
+    "Transition",
+    "comparable",
+    "rebuild",
 ]
 
 CONFORMANCE_API = [
@@ -62,6 +96,13 @@ def test_convledger_all_is_frozen() -> None:
     assert sorted(convledger.__all__) == sorted(CONVLEDGER_API)
     for name in convledger.__all__:
         assert hasattr(convledger, name), name
+
+
+def test_convledger_runtime_all_is_frozen() -> None:
+    """convledger.runtime exports exactly the frozen names, and each of them exists."""
+    assert sorted(convledger.runtime.__all__) == sorted(RUNTIME_API)
+    for name in convledger.runtime.__all__:
+        assert hasattr(convledger.runtime, name), name
 
 
 def test_convledger_conformance_all_is_frozen() -> None:

@@ -18,7 +18,10 @@ from typing import Any
 import pytest
 
 from conftest import draft
+from convledger.memory import MemoryStore
+from convledger.runtime import Accept, Operation, Outcome, Recover, Status
 from convledger.sqlite import SqliteStore
+from test_runtime_rules import Driver
 
 FOSSILS = Path(__file__).resolve().parent / "fossils"
 MANIFEST: dict[str, Any] = json.loads((FOSSILS / "manifest.json").read_text("utf-8"))
@@ -81,3 +84,50 @@ def test_migrated_fossil_archives_import_and_reexport_identically(tmp_path: Path
             target.import_conversation(archive)
             assert target.export_conversation(entry["conversationId"]) == archive
     target.close()
+
+
+def test_transitions_continue_on_the_migrated_fossil(tmp_path: Path) -> None:
+    """SQL-037, TRN-100: a migrated fossil answers transitions exactly as its archives do."""
+    fossil = next(f for f in MANIFEST["fossils"] if f["conversations"])
+    store = _migrated_copy(fossil, tmp_path)
+    memory = MemoryStore()
+    for entry in fossil["conversations"]:
+        memory.import_conversation((FOSSILS / entry["archive"]).read_bytes())
+    alpha, unicode = "conv-alpha", "ünïcødé/会話\x00nul"
+    drivers = {
+        c: (Driver(store, c), Driver(memory, c))  # type: ignore[arg-type]
+        for c in (alpha, unicode, "head-only", "runs-only")
+    }
+
+    def both(conversation_id: str, step: Callable[[Driver], Outcome]) -> Outcome:
+        on_file, in_memory = drivers[conversation_id]
+        expected = step(in_memory)
+        assert step(on_file) == expected
+        return expected
+
+    try:
+        assert [run.run_id for run in store.scan_recoverable().runs] == ["r-a4"]
+        for key, original in (("idem-a1", "r-a1"), ("idem-a3", "r-a3"), ("idem-a4", "r-a4")):
+            repeated = both(alpha, lambda d, k=key: d(Accept(k, "x", "y", "z", {})))
+            assert repeated.status is Status.DUPLICATE
+            assert repeated.admitted is not None and repeated.admitted.run_id == original
+        revision = store.load_run(alpha, "r-a4").revision  # type: ignore[union-attr]
+        steps: list[tuple[str, Callable[[Driver], Outcome]]] = [
+            (alpha, lambda d: d(Operation("r-a4", d.fence("r-a4"), {"tool": "fares"}))),
+            (alpha, lambda d: d.accept(9)),
+            (alpha, lambda d: d(Recover("r-a4", revision + 1, "requeue", {"replaySafe": True}))),
+            (alpha, lambda d: d.acquire("r-a4", "worker-2")),
+            (alpha, lambda d: d.finish("r-a4", absorb=("r9",))),
+            (unicode, lambda d: d.acquire("r-ü2", "wörker")),
+            (unicode, lambda d: d.finish("r-ü2", "timeout")),
+            ("head-only", lambda d: d.accept(1)),
+        ]
+        for conversation_id, step in steps:
+            assert both(conversation_id, step).status is Status.APPLIED
+        assert store.scan_recoverable().runs == ()
+        for conversation_id in drivers:
+            archive = store.export_conversation(conversation_id)
+            assert archive == memory.export_conversation(conversation_id)
+            MemoryStore().import_conversation(archive)  # the ledger rebuilds the rows
+    finally:
+        store.close()

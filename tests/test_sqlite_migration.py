@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import draft
+from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
 from convledger.sqlite import MigrationRefusedError, SqliteStore
@@ -91,15 +92,23 @@ def test_baseline_payload_carries_the_normalized_state_in_order(v1_file: Path) -
     """SQL-033: head, messages by position, runs by ordinal, admissions by ordinal."""
     store = migrate(v1_file)
     payload = store.read("c-1").items[0].payload
+    rows = sample_v1_rows()
+
+    def records(table: tuple[tuple[object, ...], ...], key: int) -> list[JsonValue]:
+        mine = sorted((row for row in table if row[0] == "c-1"), key=lambda row: str(row[key]))
+        return [canonical.decode(str(row[-1]).encode("utf-8")) for row in mine]
+
     expected: JsonValue = {
         "migratedAt": MIGRATED_AT,
-        "asOf": "2026-01-01T00:00:02.5Z",
-        "head": {"conversationId": "c-1", "version": 3},
-        "messages": [{"messageId": "m-1"}, {"messageId": "m-2"}],
-        "runs": [{"runId": "r-1"}, {"runId": "r-2"}],
-        "admissions": [{"key": "k-1"}, {"key": "k-2"}],
+        "asOf": "2026-01-01T00:00:02.5Z",  # r-1's 03:00:02+03:00 sorts later as text only
+        "head": {"conversationId": "c-1", "version": 4},
+        "messages": records(rows.messages, 1),
+        "runs": records(rows.runs, 2),
+        "admissions": records(rows.admissions, 3),
     }
     assert payload == expected
+    assert [m["messageId"] for m in records(rows.messages, 1)] == ["in-1", "a-1"]
+    assert [r["runId"] for r in records(rows.runs, 2)] == ["r-1", "r-2"]
     store.close()
 
 
@@ -173,7 +182,7 @@ def test_baseline_is_searchable(v1_file: Path) -> None:
     migrate(v1_file).close()
     connection = sqlite3.connect(v1_file)
     hits = connection.execute(
-        "SELECT conversation_id, seq FROM events_fts WHERE events_fts MATCH ?", ('"m-ü"',)
+        "SELECT conversation_id, seq FROM events_fts WHERE events_fts MATCH ?", ('"grüße"',)
     ).fetchall()
     connection.close()
     assert hits == [("c\x00ü", 1)]
@@ -222,6 +231,63 @@ def _rows_with(**changes: tuple[tuple[object, ...], ...]) -> V1Rows:
 )
 def test_rows_that_cannot_migrate_are_refused_unchanged(tmp_path: Path, rows: V1Rows) -> None:
     """SQL-037: orphans, bad records and bad times are integrity errors; the file stays v1."""
+    path = tmp_path / "bad.sqlite"
+    write_v1_database(path, rows)
+    before = file_digest(path)
+    with pytest.raises(MigrationRefusedError) as caught:
+        migrate(path)
+    assert caught.value.kind == "integrity"
+    assert file_digest(path) == before
+
+
+def _changed(table: str, key: object, **members: JsonValue) -> V1Rows:
+    """The sample rows with members of one record (the row with ``key``) changed."""
+    rows = sample_v1_rows()
+    changed = []
+    for row in getattr(rows, table):
+        if row[1] == key:
+            value = canonical.decode(str(row[-1]).encode("utf-8"))
+            assert isinstance(value, dict)
+            value.update(members)
+            row = (*row[:-1], record(value))
+        changed.append(row)
+    return _rows_with(**{table: tuple(changed)})
+
+
+def _column(table: str, key: object, index: int, value: object) -> V1Rows:
+    """The sample rows with one column of one row (the row with ``key``) changed."""
+    rows = sample_v1_rows()
+    changed = tuple(
+        (*row[:index], value, *row[index + 1:]) if row[1] == key else row
+        for row in getattr(rows, table)
+    )
+    return _rows_with(**{table: changed})
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        _changed("runs", "r-1", state="failed"),
+        _changed("runs", "r-2", ordinal=0),
+        _changed("messages", 1, role="system"),
+        _changed("admissions", "k-1", extra=True),
+        _rows_with(heads=(("c-1", 4, "2026-01-01T00:00:00Z", record({"version": 4})),)),
+        _column("runs", "r-2", 3, "running"),
+        _column("runs", "r-2", 4, "2026-01-01T00:00:02.500Z"),
+        _column("messages", 1, 3, 0),
+        _column("admissions", "k-2", 2, "r-1"),
+        _column("heads", 4, 1, 5),
+        _changed("messages", 2, status="draft", content={"text": "partial"},
+                 draft={"id": "d", "status": "s", "sha256": "0" * 64, "parts": 1, "bytes": 9}),
+        _changed("runs", "r-2", conversationId="elsewhere"),
+    ],
+    ids=["run-breaks-its-invariants", "run-ordinal-zero", "message-unknown-role",
+         "admission-extra-member", "head-without-conversation", "state-column-disagrees",
+         "time-column-spelled-otherwise", "active-column-disagrees", "run-id-column-disagrees",
+         "version-column-disagrees", "draft-does-not-hash", "record-names-another-conversation"],
+)
+def test_records_that_are_not_trn_records_are_refused(tmp_path: Path, rows: V1Rows) -> None:
+    """SQL-037, SQL-054: a record that is no TRN record or disagrees with its row is refused."""
     path = tmp_path / "bad.sqlite"
     write_v1_database(path, rows)
     before = file_digest(path)

@@ -255,6 +255,10 @@ def batch_faults(drafts: object, faults: list[Fault]) -> tuple[object, ...]:
     return tuple(drafts)
 
 
+NEVER_APPENDED: Final = frozenset({"runtime/baseline", "runtime/transition"})
+"""Registered kinds no append may write: transitions and migration write them (TRN-108)."""
+
+
 def draft_faults(draft: object, registry: KindRegistry) -> list[Fault]:
     """Every rule of ENV and KND one draft breaks; all are ``invalid_input`` (LED-006)."""
     if not isinstance(draft, EventDraft):
@@ -270,6 +274,8 @@ def draft_faults(draft: object, registry: KindRegistry) -> list[Fault]:
     faults.extend(payload_faults(draft.payload))
     if not faults:
         faults.extend(kind_faults(draft.kind, draft.schema_version, draft.payload, registry))
+    if draft.kind in NEVER_APPENDED:
+        faults.append(Fault(INVALID_INPUT, ("TRN-108",)))
     return faults
 
 

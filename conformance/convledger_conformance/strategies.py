@@ -589,4 +589,9 @@ EXAMPLE_PAYLOADS: Final[Mapping[tuple[str, int], JsonValue]] = {
     ("retry/started", 1): {"attempt": 2},
     ("sandbox/probed", 1): {"result": "degraded", "required": ["git"], "missing": ["git"]},
 }
-"""One valid payload of every registered pair of ``kinds.json`` (KND-001)."""
+"""One valid payload of every registered pair of ``kinds.json`` (KND-001).
+
+The pairs of :data:`convledger_conformance.model.NEVER_APPENDED` satisfy their
+schemas but are refused on append (TRN-108); checks that append every pair
+expect that refusal for them.
+"""

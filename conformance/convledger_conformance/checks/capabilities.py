@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
+from convledger.runtime import Accept
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
+    STAMP,
     accepted,
     draft,
     drafts,
@@ -17,13 +20,26 @@ from convledger_conformance.checks._support import (
 )
 from convledger_conformance.registry import CheckContext, check
 
-ABSENT_OPERATIONS = {
-    Capability.PERSISTENCE: ("reopen", lambda store: store.reopen()),
-}
-"""One operation of each optional capability the interface has today (CAP-002).
+_ACCEPT = Accept("cap-key", "cap-input", "cap-run", "cap-answer", {"text": "x"})
 
-The chapters still to come (transitions, projections, spills, search, purge,
-migration, multi_process) add their operations here as the interface grows.
+ABSENT_OPERATIONS: dict[Capability, tuple[tuple[str, Callable[[LedgerStore], object]], ...]] = {
+    Capability.PERSISTENCE: (("reopen", lambda store: store.reopen()),),
+    Capability.TRANSITIONS: (
+        ("transition", lambda store: store.transition(
+            "c", _ACCEPT, event_id="cap-event", occurred_at=STAMP)),
+        ("load_run", lambda store: store.load_run("c", "cap-run")),
+        ("list_active_runs", lambda store: store.list_active_runs("c")),
+        ("load_snapshot", lambda store: store.load_snapshot("c")),
+        ("scan_recoverable", lambda store: store.scan_recoverable()),
+    ),
+    Capability.PURGE: (("purge", lambda store: store.purge("c")),),
+}
+"""The operations of each optional capability the interface has today (CAP-002).
+
+The chapters still to come (projections, spills, search, migration,
+multi_process) add their operations here as the interface grows. The import
+of a ``runtime`` companion without capability transitions is refused too
+(TRN-109, checked in :mod:`convledger_conformance.checks.transitions`).
 """
 
 
@@ -49,16 +65,19 @@ def check_absent_capabilities_refused(ctx: CheckContext) -> None:
 
     def body(store: LedgerStore) -> None:
         store.append("c", drafts("c", 2))
-        for capability, (name, call) in ABSENT_OPERATIONS.items():
+        seq = 2
+        for capability, operations in ABSENT_OPERATIONS.items():
             if capability in store.capabilities:
                 continue
-            refused(partial(call, store), "not_supported", "CAP-002",
-                    f"{name} without capability {capability.value!r}", store=store,
-                    touched=["c"])
-            placed = accepted(partial(store.append, "c", [draft("after")]), "CAP-002",
-                              f"append after a refused {name}")
-            if placed[0].seq != 3:
-                fail("CAP-002", f"the refused {name} disturbed the ledger")
+            for name, call in operations:
+                refused(partial(call, store), "not_supported", "CAP-002",
+                        f"{name} without capability {capability.value!r}", store=store,
+                        touched=["c"])
+                seq += 1
+                placed = accepted(partial(store.append, "c", [draft(f"after-{name}")]),
+                                  "CAP-002", f"append after a refused {name}")
+                if placed[0].seq != seq:
+                    fail("CAP-002", f"the refused {name} disturbed the ledger")
 
     run_once(ctx, body)
 

@@ -21,6 +21,7 @@ from convledger_conformance.checks._support import (
     run_once,
     run_property,
 )
+from convledger_conformance.model import NEVER_APPENDED
 from convledger_conformance.registry import CheckContext, check
 
 
@@ -43,9 +44,13 @@ def _breaking(payload: JsonValue) -> list[JsonValue]:
     return [{}, [], None, "text", {**payload, "conformance/extra": 1}]
 
 
-@check("KND-001")
+@check("KND-001", "TRN-108")
 def check_registry_is_kinds_json(ctx: CheckContext) -> None:
-    """KND-001: exactly the pairs of kinds.json are appendable, each with its schema."""
+    """KND-001: exactly the pairs of kinds.json are appendable, each with its schema.
+
+    The runtime kinds are registered but written by transitions and migration
+    only: their appends are refused with invalid_input instead (TRN-108).
+    """
 
     def body(store: LedgerStore) -> None:
         pairs = registered_pairs()
@@ -54,6 +59,11 @@ def check_registry_is_kinds_json(ctx: CheckContext) -> None:
         for number, (kind, version) in enumerate(pairs):
             example = gen.EXAMPLE_PAYLOADS[(kind, version)]
             event = draft(f"k{number}", kind=kind, payload=example, schema_version=version)
+            if kind in NEVER_APPENDED:
+                refused(partial(store.append, "c", [event]), "invalid_input", "TRN-108",
+                        f"append of registered {kind!r} v{version}", store=store,
+                        touched=["c"])
+                continue
             accepted(partial(store.append, "c", [event]), "KND-001",
                      f"append of registered {kind!r} v{version}")
             if (kind, version + 1) not in pairs:

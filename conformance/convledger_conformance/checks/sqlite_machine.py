@@ -56,9 +56,29 @@ from hypothesis.stateful import (
 
 from convledger import canonical
 from convledger.canonical import JsonValue
-from convledger.envelope import EventDraft
+from convledger.envelope import Envelope, EventDraft
+from convledger.runtime.companion import companions_for
+from convledger.runtime.records import Head
+from convledger.runtime.state import RuntimeState, rebuild
+from convledger.runtime.transitions import (
+    Accept,
+    Acquire,
+    Checkpoint,
+    Fence,
+    Interrupt,
+    Recover,
+    Terminal,
+    Transition,
+)
 from convledger.sqlite import SqliteStore
-from convledger.sqlite.fixtures import Row, V1Rows, record, v1_table_rows, write_v1_database
+from convledger.sqlite.fixtures import (
+    Row,
+    V1Rows,
+    runtime_states,
+    v1_rows_of,
+    v1_table_rows,
+    write_v1_database,
+)
 from convledger.store import Capability
 from convledger_conformance import strategies as gen
 from convledger_conformance.checks._support import fresh_store
@@ -69,7 +89,7 @@ from convledger_conformance.machine import (
     Raised,
     fail,
 )
-from convledger_conformance.model import MAX_LIMIT, Refusal, envelope_bytes
+from convledger_conformance.model import MAX_LIMIT, LedgerModel, Refusal, envelope_bytes
 from convledger_conformance.profiles import settings_for
 from convledger_conformance.registry import CheckContext, CheckFailure, StoreFactory, check
 
@@ -120,51 +140,107 @@ _CHILD = textwrap.dedent(
 
 # -- version 1 files and the oracle of their baselines ---------------------------------------
 
-_RECORDS: Final = st.dictionaries(
-    st.sampled_from(gen.SPECIAL_KEYS) | gen.identifiers(), gen.json_values(max_leaves=4),
-    max_size=3,
+_SUFFIXES: Final = ("", "\x00", "ü", "/😀")
+"""Suffixes of the ids inside a script: NUL, non-ASCII and astral characters (ENV-005)."""
+_ENDINGS: Final = (
+    "queued", "coalesced", "interrupted", "running", "checkpointed", "interrupt_requested",
+    "succeeded", "failed", "abandoned",
 )
+"""How one admitted run of a script ends; the first four leave it active."""
+_STAYS_ACTIVE: Final = frozenset({"queued", "coalesced", "running", "checkpointed",
+                                  "interrupt_requested"})
+
+Step = tuple[str, Transition, str]
 
 
 @st.composite
-def v1_databases(draw: st.DrawFn) -> V1Rows:
-    """Version 1 rows (SQL-003): 1..3 conversations, messages, runs and admissions unordered."""
+def transition_scripts(draw: st.DrawFn, conversation: str) -> list[Step]:
+    """SQL-037: a script of transitions of chapter TRN that all apply, for one conversation.
+
+    Runs are admitted one after the other; each ends one of :data:`_ENDINGS`
+    ways, and a run left active ends the script (a later accept would coalesce
+    or wait in causal order). Fences follow the rules: acquire moves revision
+    and token to 1, each fenced write moves the revision on (TRN-040).
+    """
+    suffix = draw(st.sampled_from(_SUFFIXES))
+    script: list[Step] = []
+
+    def step(transition: Transition) -> None:
+        script.append((conversation, transition, draw(gen.occurred_at())))
+
+    def text() -> dict[str, JsonValue]:
+        return {"text": draw(st.text(max_size=4))}
+
+    for number in range(1, draw(st.integers(1, 3)) + 1):
+        run, owner = f"r-{number}{suffix}", f"w-{number}{suffix}"
+        step(Accept(f"k-{number}{suffix}", f"in-{number}{suffix}", run, f"a-{number}{suffix}",
+                    text()))
+        ending = draw(st.sampled_from(_ENDINGS))
+        if ending == "coalesced":  # TRN-023: a second input joins the queued run
+            step(Accept(f"k-{number}b{suffix}", f"in-{number}b{suffix}", f"r-{number}b{suffix}",
+                        f"a-{number}b{suffix}", text()))
+        elif ending == "interrupted":
+            step(Interrupt(run))
+        elif ending != "queued":
+            step(Acquire(run, owner))
+            revision = 1
+            if ending in ("checkpointed", "succeeded") and draw(st.booleans()):
+                step(Checkpoint(run, Fence(owner, revision, 1),
+                                {"id": f"d-{number}", "status": "streaming", "parts": ["x"]}))
+                revision += 1
+            if ending == "interrupt_requested":
+                step(Interrupt(run))
+            elif ending == "abandoned":
+                step(Recover(run, revision, "abandon", {}))
+            elif ending in ("succeeded", "failed"):
+                reason = "success" if ending == "succeeded" else draw(st.sampled_from(
+                    ("provider_failure", "runtime_failure", "timeout", "cancelled")))
+                step(Terminal(run, Fence(owner, revision, 1), reason, text()))
+        if ending in _STAYS_ACTIVE:
+            break
+    return script
+
+
+@attrs.frozen
+class V1Script:
+    """What a version 1 file holds, as transitions: applied, they give its rows (SQL-037).
+
+    ``steps`` are ``(conversationId, transition, occurredAt)``; ``head_only``
+    are conversations with a head and nothing else, with their ``updated_at``.
+    The conversation ids are moved behind a prefix before the transitions
+    apply, so the records name the conversation their rows belong to.
+    """
+
+    steps: tuple[Step, ...]
+    head_only: tuple[tuple[str, str], ...]
+
+    def rows(self, prefix: str) -> V1Rows:
+        """The version 1 rows of the script, every conversation id behind ``prefix``."""
+        script = [(f"{prefix}{c}", transition, at) for c, transition, at in self.steps]
+        head_only = []
+        for name, updated_at in self.head_only:
+            state = RuntimeState(f"{prefix}{name}")
+            state.head_record = Head(f"{prefix}{name}", 0)
+            head_only.append((state, updated_at))
+        return v1_rows_of([*runtime_states(script), *head_only])
+
+
+@st.composite
+def v1_databases(draw: st.DrawFn) -> V1Script:
+    """Version 1 files of valid TRN records (SQL-003, SQL-037, SQL-054): 1..3 conversations.
+
+    Each conversation is a transition script that the reference rules apply
+    (``fixtures.runtime_states``) or, one time in four, a head only.
+    """
     names = draw(st.lists(gen.identifiers(), min_size=1, max_size=3, unique=True))
-    heads: list[Row] = []
-    messages: list[Row] = []
-    runs: list[Row] = []
-    admissions: list[Row] = []
-
-    def distinct(values: st.SearchStrategy[object], size: int) -> list[object]:
-        return draw(st.lists(values, min_size=size, max_size=size, unique=True))
-
-    def stamped() -> tuple[str, str]:
-        return draw(gen.occurred_at()), record(draw(_RECORDS))
-
+    steps: list[Step] = []
+    head_only: list[tuple[str, str]] = []
     for name in names:
-        heads.append((name, draw(st.integers(0, 9)), *stamped()))
-        size = draw(st.integers(0, 3))
-        for position, message_id in zip(distinct(st.integers(1, 99), size),
-                                        distinct(gen.identifiers(), size), strict=True):
-            messages.append((name, position, message_id, draw(st.integers(0, 1)), *stamped()))
-        size = draw(st.integers(0, 3))
-        for ordinal, run_id in zip(distinct(st.integers(1, 9), size),
-                                   distinct(gen.identifiers(), size), strict=True):
-            state = draw(st.sampled_from(("queued", "running", "completed", "failed")))
-            runs.append((name, run_id, ordinal, state, *stamped()))
-        for key in distinct(gen.identifiers(), draw(st.integers(0, 3))):
-            admissions.append((name, key, draw(gen.identifiers()), draw(st.integers(1, 3)),
-                               *stamped()))
-    return V1Rows(tuple(heads), tuple(messages), tuple(runs), tuple(admissions))
-
-
-def prefixed(rows: V1Rows, prefix: str) -> V1Rows:
-    """The same rows with every conversation id behind ``prefix``."""
-
-    def move(table: Iterable[Row]) -> tuple[Row, ...]:
-        return tuple((f"{prefix}{row[0]}", *row[1:]) for row in table)
-
-    return V1Rows(move(rows.heads), move(rows.messages), move(rows.runs), move(rows.admissions))
+        if draw(st.integers(0, 3)) == 0:
+            head_only.append((name, draw(gen.occurred_at())))
+        else:
+            steps.extend(draw(transition_scripts(name)))
+    return V1Script(tuple(steps), tuple(head_only))
 
 
 def expected_baseline_payload(
@@ -223,6 +299,57 @@ def instant(text: str) -> tuple[int, Decimal]:
     return days * 86400 + hour * 3600 + minute * 60 + second - offset, fraction
 
 
+# -- the model of migrated conversations -------------------------------------------------------
+
+
+class MigratedLedgerModel(LedgerModel):
+    """The ledger model, plus the ``runtime`` companion of each migrated conversation.
+
+    A migrated conversation's export carries the state its baseline sets
+    (TRN-103); the ledger machine only appends events of other kinds after it,
+    so that companion stays ``companions_for(rebuild(cid, [baseline]))``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.companions: dict[str, bytes] = {}
+        """The canonical ``companions`` member of each migrated conversation's export."""
+
+    def migrated(self, conversation_id: str, baseline: Envelope) -> None:
+        """SQL-031, TRN-103: remember the companion the baseline of a conversation sets."""
+        self.companions[conversation_id] = canonical.encode(
+            companions_for(rebuild(conversation_id, [baseline]))
+        )
+
+    def expect_export(self, conversation_id: object) -> bytes | Refusal:
+        """ARC-001, TRN-103: the model's archive, with the runtime companion when migrated."""
+        expected = super().expect_export(conversation_id)
+        if isinstance(expected, Refusal) or conversation_id not in self.companions:
+            return expected
+        assert isinstance(conversation_id, str)
+        empty = b'{"companions":{},'
+        assert expected.startswith(empty)
+        return b"".join((b'{"companions":', self.companions[conversation_id], b",",
+                         expected[len(empty):]))
+
+    def expect_import(self, data: object) -> tuple[str, tuple[bytes, ...]] | Refusal:
+        """ARC-009 .. ARC-013, TRN-104: a migrated conversation's own companion is no fault.
+
+        An archive whose ``companions`` are exactly those of the migrated
+        conversation it names is judged as the same archive without them.
+        """
+        if isinstance(data, bytes):
+            try:
+                document = canonical.decode(data)
+            except Exception:
+                document = None
+            if isinstance(document, dict) and document.get("conversationId") in self.companions:
+                known = self.companions[str(document["conversationId"])]
+                if canonical.encode(document.get("companions")) == known:
+                    data = canonical.encode({**document, "companions": {}})
+        return super().expect_import(data)
+
+
 # -- the machine ---------------------------------------------------------------------------
 
 
@@ -233,6 +360,7 @@ class SqliteLedgerMachine(LedgerMachineBase):
 
     def __init__(self) -> None:
         super().__init__()
+        self.model: MigratedLedgerModel = MigratedLedgerModel()
         if not isinstance(self.store, SqliteStore) or self.store.path == ":memory:":
             fail(FILE_IDS, f"this machine needs SQLite stores on files, got {self.store!r}")
         self.opener: type[SqliteStore] = type(self.store)
@@ -363,12 +491,12 @@ class SqliteLedgerMachine(LedgerMachineBase):
         after=gen.valid_drafts(),
     )
     def migrate_v1_mid_run(
-        self, v1: V1Rows, migrated_at: str, after: EventDraft
+        self, v1: V1Script, migrated_at: str, after: EventDraft
     ) -> MultipleResults[str]:
         """SQL-031 .. SQL-035: migrate a version 1 file, move every ledger into it, go on."""
         number = self.fired["migration"]
         self.fired["migration"] += 1
-        rows = prefixed(v1, f"{OWN_PREFIX}{number}/")
+        rows = v1.rows(f"{OWN_PREFIX}{number}/")
         archives = [self._exported(c) for c in self.model.conversations()]
         directory = Path(tempfile.mkdtemp(prefix="convledger-sqlite-machine-"))
         path = directory / "v1.sqlite"
@@ -456,6 +584,7 @@ class SqliteLedgerMachine(LedgerMachineBase):
             fail((blame,), f"baseline payload of {conversation!r} is {got!r}, expected "
                  f"{expected!r}")
         self.model.commit(conversation, [envelope_bytes(baseline)])
+        self.model.migrated(conversation, baseline)
 
     def _append_after_baseline(self, conversation: str, after: EventDraft, name: str) -> None:
         """SQL-031: the next event of a migrated conversation is seq 2."""

@@ -53,6 +53,14 @@ def companion_problems(
             requirement="TRN-104",
             field="companions",
         )]
+    if canonical.encode(stored.to_json()) != canonical.encode(companions[COMPANION]):
+        # exactly the four members, each list in its stored order (TRN-103), so that a
+        # re-export gives the imported bytes (TRN-106)
+        return [InvalidInputError(
+            "the runtime companion has other members or lists out of their order (TRN-103)",
+            requirement="TRN-104",
+            field="companions",
+        )]
     try:
         rebuilt = rebuild(conversation_id, events)
     except IntegrityError as error:

@@ -116,7 +116,7 @@ class DraftSummary:
         fields = _members(value, "draft summary", ("id", "status", "sha256", "parts", "bytes"))
         return cls(
             id=_text(fields, "id"),
-            status=_text(fields, "status"),
+            status=_string(fields, "status"),
             sha256=_text(fields, "sha256"),
             parts=_count(fields, "parts"),
             bytes=_count(fields, "bytes"),
@@ -237,6 +237,8 @@ def run_problems(run: Run) -> list[str]:
         problems.append("a policy is named exactly when the reason is policy_stop (TRN-015)")
     if (run.reason == "absorbed") != (run.absorbed_into_run_id is not None):
         problems.append("absorbedIntoRunId is set exactly when the reason is absorbed (TRN-015)")
+    if run.absorbed_into_run_id == run.run_id:
+        problems.append("a run is absorbed into another run, never into itself (TRN-015)")
     if run.state.owned != (run.owner is not None):
         problems.append("a run has an owner exactly while running or interrupt_requested")
     if not run.input_ids:
@@ -384,6 +386,13 @@ def _text(fields: Mapping[str, object], name: str) -> str:
     value = fields[name]
     if not isinstance(value, str) or not value:
         raise _broken(name, "must be a non-empty string")
+    return value
+
+
+def _string(fields: Mapping[str, object], name: str) -> str:
+    value = fields[name]
+    if not isinstance(value, str):
+        raise _broken(name, "must be a string")
     return value
 
 

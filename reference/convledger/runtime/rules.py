@@ -127,6 +127,8 @@ def _accept(view: RuntimeView, conversation_id: str, accept: Accept, at: str) ->
 
 def _refuse_identities(view: RuntimeView, accept: Accept) -> None:
     """TRN-022: a new admission may not reuse a run id or a message id of the conversation."""
+    if len({accept.input_id, accept.run_id, accept.assistant_message_id}) < 3:
+        raise _identity("input_id", "inputId, runId and assistantMessageId must differ")
     if view.run(accept.run_id) is not None:
         raise _identity("run_id", f"run {accept.run_id!r} already exists")
     for field, message_id in (
@@ -289,7 +291,7 @@ def _answer(view: RuntimeView, run: Run) -> Message:
     return answer
 
 
-# -- interrupt and recover (TRN-050 .. TRN-056) ----------------------------------------------
+# -- interrupt and recover (TRN-050 .. TRN-055) ----------------------------------------------
 
 
 def _interrupt(view: RuntimeView, head: Head, run: Run, step: Interrupt, at: str) -> Decision:

@@ -94,7 +94,7 @@ class Interrupt:
 
 @attrs.frozen
 class Recover:
-    """Requeue or abandon a run whose owner is gone (TRN-053 .. TRN-056)."""
+    """Requeue or abandon a run whose owner is gone (TRN-053 .. TRN-055)."""
 
     type: ClassVar[str] = "recover"
     run_id: str
@@ -261,9 +261,8 @@ def validate(transition: object) -> Transition:
     """
     match transition:
         case Accept():
+            # pairwise distinct ids are checked for a new key only (TRN-021, TRN-022: rules)
             _ids(transition, "idempotency_key", "input_id", "run_id", "assistant_message_id")
-            if len({transition.input_id, transition.run_id, transition.assistant_message_id}) < 3:
-                raise _invalid("input_id", "inputId, runId and assistantMessageId must differ")
             return attrs.evolve(transition, message=_object(transition.message, "message"))
         case Acquire():
             _ids(transition, "run_id", "owner")
@@ -276,8 +275,8 @@ def validate(transition: object) -> Transition:
             draft = _object(transition.draft, "draft")
             if not isinstance(draft.get("id"), str) or not draft["id"]:
                 raise _invalid("draft", "a draft has a non-empty string id")
-            if not isinstance(draft.get("status"), str) or not draft["status"]:
-                raise _invalid("draft", "a draft has a non-empty string status")
+            if not isinstance(draft.get("status"), str):
+                raise _invalid("draft", "a draft has a string status (TRN-042)")
             if not isinstance(draft.get("parts"), list):
                 raise _invalid("draft", "a draft has an array of parts")
             return attrs.evolve(transition, draft=draft)
@@ -301,7 +300,7 @@ def validate(transition: object) -> Transition:
             return _validated_terminal(transition)
         case Compact():
             _ids(transition, "first_message_id", "last_message_id", "summary_message_id")
-            _natural(transition.expected_version, "expected_version", minimum=1)
+            _natural(transition.expected_version, "expected_version")
             return attrs.evolve(transition, summary=_object(transition.summary, "summary"))
     raise InvalidInputError(
         f"not a transition: {type(transition).__name__}", requirement="TRN-007", field="type"

@@ -18,7 +18,13 @@ import attrs
 
 from convledger import canonical
 from convledger.canonical import JsonValue
+from convledger.memory import MemoryStore
+from convledger.runtime.records import Head
+from convledger.runtime.state import RuntimeState
+from convledger.runtime.transitions import Accept, Acquire, Fence, Terminal, Transition
+from convledger.runtime.view import Status
 from convledger.sqlite import schema
+from convledger.sqlite.runtime_view import admission_row, head_row, message_row, run_row
 
 Row = tuple[object, ...]
 
@@ -43,29 +49,74 @@ def record(value: JsonValue) -> str:
     return canonical.encode(value).decode("utf-8")
 
 
+def v1_rows_of(states: Iterable[tuple[RuntimeState, str]]) -> V1Rows:
+    """The version 1 rows of runtime states, each with its ``heads.updated_at``.
+
+    The ``record`` columns hold the records of chapter TRN and the other
+    columns mirror them, exactly as the store writes them (SQL-054).
+    """
+    heads: list[Row] = []
+    messages: list[Row] = []
+    runs: list[Row] = []
+    admissions: list[Row] = []
+    for state, updated_at in states:
+        assert state.head_record is not None
+        heads.append(head_row(state.head_record, updated_at))
+        runs.extend(run_row(run) for run in state.runs.values())
+        admissions.extend(admission_row(admission) for admission in state.admissions.values())
+        messages.extend(message_row(message) for message in state.messages.values())
+    return V1Rows(tuple(heads), tuple(messages), tuple(runs), tuple(admissions))
+
+
+def runtime_states(
+    script: Iterable[tuple[str, Transition, str]],
+) -> list[tuple[RuntimeState, str]]:
+    """Apply ``(conversationId, transition, occurredAt)`` in order on an in-memory store.
+
+    Returns each conversation's state with the time of its last transition,
+    in order of first appearance. Every transition must apply.
+    """
+    store = MemoryStore()
+    last: dict[str, str] = {}
+    for number, (conversation_id, transition, at) in enumerate(script, start=1):
+        outcome = store.transition(
+            conversation_id, transition, event_id=f"v1-{number}", occurred_at=at
+        )
+        assert outcome.status is Status.APPLIED, (conversation_id, transition, outcome)
+        last[conversation_id] = at
+    states = []
+    for conversation_id, at in last.items():
+        document = canonical.decode(store.export_conversation(conversation_id))
+        assert isinstance(document, dict) and isinstance(document["companions"], dict)
+        runtime = document["companions"]["runtime"]
+        states.append((RuntimeState.from_json(conversation_id, runtime), at))
+    return states
+
+
 def sample_v1_rows() -> V1Rows:
-    """Two conversations with messages, runs and admissions, and one with a head only."""
+    """Three conversations of valid TRN records (SQL-054).
+
+    ``c-1``: a completed run whose last time sorts after, but is before as an
+    instant, the admission time of a queued run (``asOf`` is the latter);
+    ``c\x00ü``: a running run (owner ``w-ü``) under a key with a NUL;
+    ``c-empty``: a head only (no ``asOf``).
+    """
     nul = "c\x00ü"
-    return V1Rows(
-        heads=(
-            ("c-1", 3, "2026-01-01T00:00:03Z", record({"conversationId": "c-1", "version": 3})),
-            (nul, 1, "2026-01-02T00:00:00Z", record({"conversationId": nul, "version": 1})),
-            ("c-empty", 0, "2026-01-03T00:00:00Z", record({"conversationId": "c-empty"})),
-        ),
-        messages=(
-            ("c-1", 1, "m-1", 0, "2026-01-01T00:00:01Z", record({"messageId": "m-1"})),
-            ("c-1", 2, "m-2", 1, "2026-01-01T00:00:02.5Z", record({"messageId": "m-2"})),
-            (nul, 1, "m-ü", 1, "2026-01-02T09:00:00+09:00", record({"messageId": "m-ü"})),
-        ),
-        runs=(
-            ("c-1", "r-1", 1, "completed", "2026-01-01T03:00:02+03:00", record({"runId": "r-1"})),
-            ("c-1", "r-2", 2, "queued", "2026-01-01T00:00:02Z", record({"runId": "r-2"})),
-        ),
-        admissions=(
-            ("c-1", "k-2", "r-2", 2, "2026-01-01T00:00:02Z", record({"key": "k-2"})),
-            ("c-1", "k-1", "r-1", 1, "2026-01-01T00:00:01Z", record({"key": "k-1"})),
-        ),
-    )
+    one: list[tuple[str, Transition, str]] = [
+        ("c-1", Accept("k-1", "in-1", "r-1", "a-1", {"text": "first"}), "2026-01-01T00:00:01Z"),
+        ("c-1", Acquire("r-1", "w-1"), "2026-01-01T00:00:01.5Z"),
+        ("c-1", Terminal("r-1", Fence("w-1", 1, 1), "success", {"text": "done"}),
+         "2026-01-01T03:00:02+03:00"),
+        ("c-1", Accept("k-2", "in-2", "r-2", "a-2", {"text": "second"}),
+         "2026-01-01T00:00:02.5Z"),
+        (nul, Accept("k\x00ü", "in-ü", "r-ü", "a-ü", {"text": "grüße"}),
+         "2026-01-02T09:00:00+09:00"),
+        (nul, Acquire("r-ü", "w-ü"), "2026-01-02T00:00:01Z"),
+    ]
+    states = runtime_states(one)
+    empty = RuntimeState("c-empty")
+    empty.head_record = Head("c-empty", 0)
+    return v1_rows_of([*states, (empty, "2026-01-03T00:00:00Z")])
 
 
 def write_v1_database(

@@ -13,7 +13,9 @@ step                   what it does
 ``create_objects``     create the version 2 tables, indexes, FTS5 table and
                        triggers
 ``check_rows``         refuse rows of runs, admissions or messages whose
-                       conversation has no head (SQL-037)
+                       conversation has no head, and records that are not
+                       records of chapter TRN or disagree with their row's
+                       columns (SQL-037, SQL-054)
 ``write_baselines``    one ``runtime/baseline`` at seq 1 per head, in
                        conversation id order (SQL-031)
 ``set_version``        ``meta.schema_version`` becomes 2
@@ -37,6 +39,8 @@ from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.errors import LedgerError
 from convledger.kinds import KindRegistry
+from convledger.runtime.records import Admission, Head, Message, Run
+from convledger.runtime.state import comparable, draft_problems, rebuild
 from convledger.sqlite import rows, schema
 from convledger.sqlite.baseline import (
     BASELINE_KIND,
@@ -47,6 +51,13 @@ from convledger.sqlite.baseline import (
     instant,
 )
 from convledger.sqlite.errors import MigrationRefusedError
+from convledger.sqlite.runtime_view import (
+    admission_row,
+    head_row,
+    load_state,
+    message_row,
+    run_row,
+)
 
 STEPS = ("create_objects", "check_rows", "write_baselines", "set_version")
 """The migration steps, in order; ``on_step`` receives each name."""
@@ -81,16 +92,19 @@ def migrate_v1(
         connection.execute(statement)
     notify("create_objects")
     _refuse_orphans(connection)
-    notify("check_rows")
-    migrated_at = _migration_time(clock)
     conversations = tuple(
         row[0]
         for row in connection.execute("SELECT conversation_id FROM heads ORDER BY conversation_id")
     )
     for conversation_id in conversations:
+        _refuse_disagreeing_rows(connection, conversation_id)
+    notify("check_rows")
+    migrated_at = _migration_time(clock)
+    for conversation_id in conversations:
         state = read_conversation(connection, conversation_id)
         envelope = _baseline(state, migrated_at, new_event_id)
         _check_baseline(envelope.payload, registry, conversation_id)
+        _check_rebuild(connection, envelope)
         if rows.first_stored_event_id(connection, [envelope.event_id]) is not None:
             raise MigrationRefusedError(
                 f"the event id generator repeated {envelope.event_id!r}", requirement="SQL-032"
@@ -159,6 +173,78 @@ def _record(text: object, where: str) -> JsonValue:
     if not isinstance(value, dict):
         raise MigrationRefusedError(f"{where}: record is not a JSON object", requirement="SQL-037")
     return cast(JsonValue, value)
+
+
+def _head_columns(value: object) -> tuple[object, ...]:
+    return head_row(Head.from_json(value), "")[:2]  # updated_at is the row's own
+
+
+def _run_columns(value: object) -> tuple[object, ...]:
+    return run_row(Run.from_json(value))[:-1]
+
+
+def _admission_columns(value: object) -> tuple[object, ...]:
+    return admission_row(Admission.from_json(value))[:-1]
+
+
+def _message_columns(value: object) -> tuple[object, ...]:
+    return message_row(Message.from_json(value))[:-1]
+
+
+_ROW_CHECKS: tuple[tuple[str, str, Callable[[object], tuple[object, ...]]], ...] = (
+    ("heads", "conversation_id", _head_columns),
+    ("runs", "conversation_id, run_id", _run_columns),
+    ("admissions", "conversation_id, idempotency_key", _admission_columns),
+    ("messages", "conversation_id, position", _message_columns),
+)
+"""Each version 1 table, its key order, and the columns its record implies (SQL-054)."""
+
+
+def _refuse_disagreeing_rows(connection: sqlite3.Connection, conversation_id: str) -> None:
+    """SQL-037, SQL-054: every record is a TRN record and its row's columns agree with it.
+
+    ``heads.updated_at`` is the only column no record implies.
+    """
+    where = f"conversation {conversation_id!r}"
+    for table, order, implied in _ROW_CHECKS:
+        found = connection.execute(
+            f"SELECT * FROM {table} WHERE conversation_id = ? ORDER BY {order}",
+            (conversation_id,),
+        ).fetchall()
+        for row in found:
+            value = _record(row[-1], f"{table} row of {where}")
+            try:
+                expected = implied(value)
+            except LedgerError as error:
+                raise MigrationRefusedError(
+                    f"{table} row of {where}: not a record of chapter TRN ({error.message})",
+                    requirement="SQL-037",
+                ) from error
+            if tuple(row[: len(expected)]) != expected:
+                raise MigrationRefusedError(
+                    f"{table} row of {where}: columns {tuple(row[:-1])!r} disagree with its "
+                    "record",
+                    requirement="SQL-037",
+                )
+
+
+def _check_rebuild(connection: sqlite3.Connection, envelope: Envelope) -> None:
+    """SQL-037, TRN-100: the baseline rebuilds exactly the stored rows, drafts included."""
+    conversation_id = envelope.conversation_id
+    try:
+        rebuilt = rebuild(conversation_id, [envelope])
+    except LedgerError as error:
+        raise MigrationRefusedError(
+            f"the baseline of {conversation_id!r} does not rebuild: {error.message}",
+            requirement="SQL-037",
+        ) from error
+    stored = load_state(connection, conversation_id)
+    problems = draft_problems(stored)
+    if canonical.encode(comparable(rebuilt)) != canonical.encode(comparable(stored)) or problems:
+        raise MigrationRefusedError(
+            f"the rows of {conversation_id!r} are not one runtime state: {problems}",
+            requirement="SQL-037",
+        )
 
 
 def _refuse_orphans(connection: sqlite3.Connection) -> None:

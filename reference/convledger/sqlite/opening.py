@@ -309,7 +309,8 @@ def core_problems(inventory: Inventory, version: int) -> list[LedgerError]:
         if item.name in inventory and not _same(inventory[item.name], item)
     ]
     if version == 1:
-        later = {item.name for item in schema.V2_LEDGER} | {schema.FTS_TABLE.name}
+        later = {item.name for item in schema.V2_LEDGER + schema.V2_RUNTIME}
+        later.add(schema.FTS_TABLE.name)
         altered.extend(sorted(later & set(inventory)))
     problems: list[LedgerError] = []
     if missing:

@@ -16,7 +16,9 @@ that bounded reads order or filter by. Version 1 is frozen: the fossils in
 forever.
 
 Version 2 adds the event ledger and the rows kept beside it (projection
-checkpoints, spill objects, schedules, child links) and the FTS5 index.
+checkpoints, spill objects, schedules, child links), the FTS5 index, the
+tombstones of purged conversations and the indexes of the runtime's bounded
+reads (SQL-050, SQL-051).
 
 Layout of the ledger (SQL-004, SQL-007)
 --------------------------------------
@@ -238,6 +240,51 @@ V2_LEDGER: tuple[SchemaObject, ...] = (
     ),
 )
 
+# -- version 2: the runtime's tombstones and bounded-read indexes (SQL-050, SQL-051) ------------
+
+V2_RUNTIME: tuple[SchemaObject, ...] = (
+    _table(
+        "purged",
+        """CREATE TABLE purged (
+            conversation_id TEXT NOT NULL PRIMARY KEY,
+            purged_at TEXT NOT NULL
+        ) WITHOUT ROWID""",
+    ),
+    _index(
+        "runs_active",
+        "CREATE INDEX runs_active ON runs (conversation_id, ordinal)"
+        " WHERE state IN ('queued', 'running', 'interrupt_requested')",
+    ),
+    _index(
+        "runs_recoverable",
+        "CREATE INDEX runs_recoverable ON runs (conversation_id, ordinal)"
+        " WHERE state IN ('running', 'interrupt_requested')",
+    ),
+    _index(
+        "runs_by_assistant",
+        "CREATE INDEX runs_by_assistant ON runs"
+        " (conversation_id, json_extract(record, '$.assistantMessageId'))",
+    ),
+    _index(
+        "admissions_by_ordinal",
+        "CREATE INDEX admissions_by_ordinal ON admissions (conversation_id, ordinal)",
+    ),
+    _index(
+        "admissions_by_input",
+        "CREATE INDEX admissions_by_input ON admissions"
+        " (conversation_id, json_extract(record, '$.inputId'))",
+    ),
+    _index(
+        "messages_active",
+        "CREATE INDEX messages_active ON messages (conversation_id, position) WHERE active = 1",
+    ),
+)
+"""Version 2's runtime objects: the tombstones and the indexes of the bounded reads.
+
+The expression indexes are used only by statements that spell the identical
+expression; ``runtime_view.py`` does.
+"""
+
 # -- version 2: the FTS5 index (SQL-008) -----------------------------------------------------
 
 FTS_TABLE = SchemaObject(
@@ -284,7 +331,7 @@ FTS_TRIGGERS: tuple[SchemaObject, ...] = (
 )
 """The triggers that keep ``events_fts`` in step with ``events`` (SQL-008)."""
 
-V2_CORE: tuple[SchemaObject, ...] = V1_OBJECTS + V2_LEDGER
+V2_CORE: tuple[SchemaObject, ...] = V1_OBJECTS + V2_LEDGER + V2_RUNTIME
 """Every ordinary object of version 2 (the FTS5 objects are checked apart)."""
 
 
@@ -302,4 +349,4 @@ def creation_script(version: int) -> tuple[str, ...]:
 
 def upgrade_script() -> tuple[str, ...]:
     """The statements that add version 2's objects to a version 1 database."""
-    return tuple(item.sql for item in (*V2_LEDGER, FTS_TABLE, *FTS_TRIGGERS))
+    return tuple(item.sql for item in (*V2_LEDGER, *V2_RUNTIME, FTS_TABLE, *FTS_TRIGGERS))

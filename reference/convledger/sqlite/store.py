@@ -18,6 +18,12 @@ transaction: later chapters write their companion rows through it, together
 with the ledger events that record them, so both commit or neither does
 (SQL-043). A call on the same store from inside that scope would wait for the
 lock it already holds; it is refused instead (SQL-044).
+
+Runtime transitions, bounded reads and purge (chapter ``transitions.md``) run
+through the same scopes: a transition is one write transaction that decides
+over :class:`~convledger.sqlite.runtime_view.SqlRuntimeView` and writes its
+rows and event (``runtime.py``, SQL-053); every write that can add to a
+conversation reads its tombstone inside its transaction first (SQL-052).
 """
 
 from __future__ import annotations
@@ -30,10 +36,17 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from convledger.archive import Archive
+from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError
 from convledger.kinds import KindRegistry
-from convledger.sqlite import rows
+from convledger.runtime.companion import companions_for, runtime_of
+from convledger.runtime.operations import RecoveryCursor
+from convledger.runtime.records import Run
+from convledger.runtime.state import RUNTIME_KINDS, Snapshot
+from convledger.runtime.transitions import Transition
+from convledger.runtime.view import Outcome
+from convledger.sqlite import rows, runtime, runtime_view
 from convledger.sqlite.errors import (
     NestedStoreCallError,
     StoreClosedError,
@@ -49,14 +62,17 @@ from convledger.store import (
     validated_batch,
 )
 
-FILE_CAPABILITIES = frozenset(
+_RUNTIME = frozenset({Capability.TRANSITIONS, Capability.PURGE})
+FILE_CAPABILITIES = _RUNTIME | frozenset(
     {Capability.LEDGER, Capability.PERSISTENCE, Capability.MIGRATION, Capability.MULTI_PROCESS}
 )
 """What a store on a file declares (CAP-001)."""
-MEMORY_CAPABILITIES = frozenset({Capability.LEDGER})
+MEMORY_CAPABILITIES = _RUNTIME | frozenset({Capability.LEDGER})
 """What a store on ``:memory:`` declares: nothing outlives it, no other process sees it."""
-READ_ONLY_CAPABILITIES = frozenset({Capability.LEDGER, Capability.PERSISTENCE})
+READ_ONLY_CAPABILITIES = _RUNTIME | frozenset({Capability.LEDGER, Capability.PERSISTENCE})
 """What a read-only handle declares; its writes are refused as ``unauthorized`` (SQL-021)."""
+
+FaultProbe = Callable[[str], None]
 
 _TRANSACTION_CONTROL = re.compile(r"\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b", re.I)
 
@@ -79,12 +95,17 @@ class SqliteStore(StoreBase):
         on_migration_step: StepObserver | None = None,
         on_close: Callable[[], None] | None = None,
         registry: KindRegistry | None = None,
+        fault_probe: FaultProbe | None = None,
     ) -> None:
         """Open (create, validate or migrate) the database at ``path``; see ``opening.py``.
 
         ``clock`` and ``new_event_id`` date and name the baseline events of a
-        migration (SQL-032); ``connection_hook`` runs on the new connection
-        before the store uses it; ``on_close`` runs once when the store closes.
+        migration (SQL-032), and ``clock`` dates purges (SQL-050);
+        ``connection_hook`` runs on the new connection before the store uses
+        it; ``on_close`` runs once when the store closes. ``fault_probe``, when
+        given, is called with a label after each write of a transition inside
+        its transaction, so tests can prove a failure there leaves nothing
+        (TRN-004; labels in ``runtime.py``).
         """
         super().__init__(registry=registry)
         self._settings = Settings(
@@ -103,6 +124,7 @@ class SqliteStore(StoreBase):
         """``created``, ``opened`` or ``migrated``: what opening did to the file."""
         self.migration: MigrationReport | None = opened.migration
         self._on_close = on_close
+        self._fault_probe = fault_probe
         self._lock = threading.Lock()
         self._owner: int | None = None
         self._closed = False
@@ -139,6 +161,7 @@ class SqliteStore(StoreBase):
             on_migration_step=settings.on_migration_step,
             on_close=on_close,
             registry=self.registry,
+            fault_probe=self._fault_probe,
         )
 
     def close(self) -> None:
@@ -229,8 +252,18 @@ class SqliteStore(StoreBase):
         with self._transaction("export", write=False) as connection:
             return rows.export_events(connection, conversation_id)
 
+    def _export_contents(
+        self, conversation_id: str
+    ) -> tuple[Sequence[Envelope], dict[str, JsonValue]]:
+        """SQL-045, TRN-107: events and the runtime companion in one read transaction."""
+        with self._transaction("export", write=False) as connection:
+            events = rows.export_events(connection, conversation_id)
+            return events, companions_for(runtime_view.load_state(connection, conversation_id))
+
     def _import(self, archive: Archive) -> None:
+        state = runtime_of(archive.conversation_id, archive.companions)
         with self._transaction("import", write=True) as connection:
+            runtime.refuse_purged(connection, archive.conversation_id)  # SQL-052
             head = rows.head_of(connection, archive.conversation_id)
             if head:
                 raise ConflictError(
@@ -248,6 +281,47 @@ class SqliteStore(StoreBase):
                     identity=stored,
                 )
             rows.insert_events(connection, archive.events)
+            if state is not None:  # TRN-105: the companion's rows, in the same transaction
+                runtime.write_state(connection, state, _last_runtime_time(archive.events))
+
+    # -- runtime transitions, bounded reads and purge (SQL-050 .. SQL-056) ------------------------
+
+    def _require(self, capability: Capability, operation: str) -> None:
+        """CAP-002 by what this handle declares."""
+        if capability not in self.capabilities:
+            raise not_supported(capability, operation)
+
+    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft) -> Outcome:
+        with self._transaction("transition", write=True) as connection:
+            return runtime.transit(
+                connection, conversation_id, transition, draft,
+                append=_append_event, probe=self._probe,
+            )
+
+    def _probe(self, label: str) -> None:
+        if self._fault_probe is not None:
+            self._fault_probe(label)
+
+    def _load_run(self, conversation_id: str, run_id: str) -> Run | None:
+        with self._gate("load_run") as connection, driver_boundary("load_run"):
+            return runtime.load_run(connection, conversation_id, run_id)
+
+    def _active_runs(self, conversation_id: str) -> list[Run]:
+        with self._gate("list_active_runs") as connection, driver_boundary("list_active_runs"):
+            return runtime.active_runs(connection, conversation_id)
+
+    def _snapshot(self, conversation_id: str) -> Snapshot | None:
+        with self._transaction("load_snapshot", write=False) as connection:
+            return runtime.snapshot(connection, conversation_id)
+
+    def _scan_recoverable(self, after: RecoveryCursor | None, limit: int) -> list[Run]:
+        with self._gate("scan_recoverable") as connection, driver_boundary("scan_recoverable"):
+            return runtime.scan_recoverable(connection, after, limit)
+
+    def _purge(self, conversation_id: str) -> bool:
+        purged_at = self._settings.clock()
+        with self._transaction("purge", write=True) as connection:
+            return runtime.purge(connection, conversation_id, purged_at)
 
 
 class LedgerTransaction:
@@ -294,7 +368,11 @@ def _append_checked(
     drafts: tuple[EventDraft, ...],
     expected_head: int | None,
 ) -> tuple[Envelope, ...]:
-    """LED-002 .. LED-005 inside a write transaction: check, place at head+1.., insert."""
+    """LED-002 .. LED-005 inside a write transaction: check, place at head+1.., insert.
+
+    The tombstone is read first, inside the transaction (SQL-052).
+    """
+    runtime.refuse_purged(connection, conversation_id)
     head = rows.head_of(connection, conversation_id)
     if expected_head is not None and expected_head != head:
         raise ConflictError(
@@ -313,3 +391,17 @@ def _append_checked(
     )
     rows.insert_events(connection, placed)
     return tuple(rows.envelope_of(rows.event_row(envelope)) for envelope in placed)
+
+
+def _append_event(
+    connection: sqlite3.Connection, conversation_id: str, drafts: tuple[EventDraft, ...]
+) -> tuple[Envelope, ...]:
+    """A transition's event, by the append path: seq head+1, eventId unique (TRN-008)."""
+    return _append_checked(connection, conversation_id, drafts, None)
+
+
+def _last_runtime_time(events: Sequence[Envelope]) -> str:
+    """SQL-054: ``heads.updated_at`` of an import: the time of its last runtime event."""
+    return next(
+        envelope.occurred_at for envelope in reversed(events) if envelope.kind in RUNTIME_KINDS
+    )

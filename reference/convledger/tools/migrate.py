@@ -108,7 +108,8 @@ def describe(path: str, version: int, report: MigrationReport | None, *, dry: bo
     if report is None:
         return [f"{path}: already at schema version {version}; nothing to do"]
     verb = "would migrate" if dry else "migrated"
-    created = ", ".join(item.name for item in schema.V2_LEDGER if item.type == "table")
+    added = schema.V2_LEDGER + schema.V2_RUNTIME
+    created = ", ".join(item.name for item in added if item.type == "table")
     lines = [
         f"{path}: {verb} schema version 1 to {schema.LATEST_VERSION}",
         f"  tables {'to create' if dry else 'created'}: {created}, {schema.FTS_TABLE.name}",

@@ -1,0 +1,24 @@
+"""The README's runnable examples run as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _section_code(title: str) -> str:
+    """The first python code block under the README heading ``title``."""
+    text = README.read_text("utf-8")
+    section = text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match, f"no python block under {title!r}"
+    return match.group(1)
+
+
+def test_runtime_transitions_example_runs() -> None:
+    """The example of 'Runtime transitions' runs and its closing assertion holds."""
+    namespace: dict[str, object] = {}
+    exec(compile(_section_code("Runtime transitions"), "README.md", "exec"), namespace)
+    assert namespace["store"] is not None
