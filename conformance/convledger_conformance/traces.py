@@ -1,0 +1,359 @@
+"""Operation traces: language-neutral vectors of store calls and what each must answer.
+
+A trace is a list of steps, each one store operation written in wire terms
+(camelCase JSON, transitions by ``type`` and ``input``), with the outcome or
+error **kind** it must give and the *state digest* after it: the SHA-256 of the
+conversation's export (an archive is canonical, so its bytes, and therefore
+its digest, are the same in every conformant store, in every language;
+``null`` when the conversation has nothing to export). Error text is never
+compared (ERR-002).
+
+The expectations are recorded from the reference in-memory store by
+:func:`record`; ``python -m convledger_conformance.traces --write`` rewrites
+``spec/vectors/traces/*.json`` and the copies this package ships, and a test
+keeps the shipped files equal to a fresh recording. :func:`replay` runs a
+trace against any store and lists every step that answered differently.
+
+Steps (``op`` and its members):
+
+================== ====================================================== =======================
+op                 members                                                observed
+================== ====================================================== =======================
+``transition``     conversationId, type, input, eventId, occurredAt       outcome, version, runId,
+                                                                          admitted, seq | error
+``append``         conversationId, drafts (wire drafts)                   seqs | error
+``purge``          conversationId                                         outcome | error
+``loadRun``        conversationId, runId                                  run (record or null)
+``listActiveRuns`` conversationId                                         runIds
+``loadSnapshot``   conversationId                                         head, activeRunIds,
+                                                                          messageIds | error
+``scanRecoverable`` after ([conversationId, ordinal] or null), limit      runs, next | error
+``roundTrip``      conversationId                                         identical | error
+================== ====================================================== =======================
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.resources
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from convledger import canonical
+from convledger.canonical import JsonValue
+from convledger.envelope import EventDraft
+from convledger.errors import LedgerError
+from convledger.memory import MemoryStore
+from convledger.runtime.operations import RecoveryCursor
+from convledger.runtime.transitions import (
+    Accept,
+    Acquire,
+    Checkpoint,
+    Compact,
+    Fence,
+    Interrupt,
+    Operation,
+    Recover,
+    Terminal,
+    Transition,
+)
+from convledger.store import Capability, LedgerStore
+
+FORMAT = "convledger.vectors.traces"
+FORMAT_VERSION = 1
+PACKAGE_DIR = "vectors"
+"""The folder inside this package that ships the trace files."""
+
+Step = dict[str, Any]
+
+
+@attrs.frozen
+class Trace:
+    """One named trace: the capabilities it needs, the ids it covers, its steps."""
+
+    name: str
+    covers: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    steps: tuple[Step, ...]
+
+
+# -- performing one step -------------------------------------------------------------------
+
+
+def _fence(data: dict[str, Any]) -> Fence:
+    owner: Any = data.get("owner")
+    revision: Any = data.get("revision")
+    token: Any = data.get("fencingToken")
+    return Fence(owner, revision, token)
+
+
+def transition_of(kind: str, data: dict[str, Any]) -> Transition | object:
+    """The call a wire transition names, built WITHOUT validation: the store must validate.
+
+    Unknown types come back as a plain object, which a store refuses with
+    ``invalid_input`` (TRN-007).
+    """
+    def get(key: str, default: Any = None) -> Any:
+        return data.get(key, default)
+
+    builders: dict[str, Callable[[], object]] = {
+        "accept": lambda: Accept(
+            get("idempotencyKey"), get("inputId"), get("runId"), get("assistantMessageId"),
+            get("message"),
+        ),
+        "acquire": lambda: Acquire(get("runId"), get("owner")),
+        "checkpoint": lambda: Checkpoint(get("runId"), _fence(data), get("draft")),
+        "operation": lambda: Operation(get("runId"), _fence(data), get("operation")),
+        "interrupt": lambda: Interrupt(get("runId")),
+        "recover": lambda: Recover(get("runId"), get("revision"), get("action"), get("evidence")),
+        "terminal": lambda: Terminal(
+            get("runId"), _fence(data), get("reason"), get("message"), get("policy"),
+            tuple(get("absorbRunIds", [])),
+        ),
+        "compact": lambda: Compact(
+            get("expectedVersion"), get("firstMessageId"), get("lastMessageId"),
+            get("summaryMessageId"), get("summary"),
+        ),
+    }
+    builder = builders.get(kind)
+    return object() if builder is None else builder()
+
+
+def _draft(wire: dict[str, Any]) -> EventDraft:
+    return EventDraft(
+        event_id=wire["eventId"],
+        kind=wire["kind"],
+        schema_version=wire.get("schemaVersion", 1),
+        occurred_at=wire["occurredAt"],
+        payload=wire["payload"],
+        ignorable=wire.get("ignorable", False),
+    )
+
+
+def perform(store: LedgerStore, step: Step, fresh: Callable[[], LedgerStore]) -> dict[str, Any]:
+    """Run one step on ``store``; what it answered, in wire terms (error kinds only)."""
+    try:
+        return _OPERATIONS[step["op"]](store, step, fresh)
+    except LedgerError as error:
+        return {"error": error.kind}
+
+
+def _transition(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    outcome = store.transition(
+        step["conversationId"],
+        transition_of(step["type"], step["input"]),  # type: ignore[arg-type]
+        event_id=step["eventId"],
+        occurred_at=step["occurredAt"],
+    )
+    observed: dict[str, Any] = {"outcome": outcome.status.value, "version": outcome.version}
+    if outcome.run is not None:
+        observed["runId"] = outcome.run.run_id
+    if outcome.admitted is not None:
+        observed["admitted"] = {
+            "inputId": outcome.admitted.input_id,
+            "runId": outcome.admitted.run_id,
+            "assistantMessageId": outcome.admitted.assistant_message_id,
+        }
+    if outcome.event is not None:
+        observed["seq"] = outcome.event.seq
+    return observed
+
+
+def _append(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    placed = store.append(step["conversationId"], [_draft(wire) for wire in step["drafts"]])
+    return {"seqs": [envelope.seq for envelope in placed]}
+
+
+def _purge(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    return {"outcome": store.purge(step["conversationId"]).value}
+
+
+def _load_run(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    run = store.load_run(step["conversationId"], step["runId"])
+    return {"run": None if run is None else run.to_json()}
+
+
+def _list_active(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    return {"runIds": [run.run_id for run in store.list_active_runs(step["conversationId"])]}
+
+
+def _snapshot(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    snapshot = store.load_snapshot(step["conversationId"])
+    return {
+        "head": snapshot.head.to_json(),
+        "activeRunIds": [run.run_id for run in snapshot.active_runs],
+        "messageIds": [message.message_id for message in snapshot.messages],
+    }
+
+
+def _scan(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    after = step.get("after")
+    cursor = None if after is None else RecoveryCursor(after[0], after[1])
+    page = store.scan_recoverable(after=cursor, limit=step["limit"])
+    return {
+        "runs": [[run.conversation_id, run.run_id] for run in page.runs],
+        "next": None if page.next is None else [page.next.conversation_id, page.next.ordinal],
+    }
+
+
+def _round_trip(
+    store: LedgerStore, step: Step, fresh: Callable[[], LedgerStore]
+) -> dict[str, Any]:
+    archive = store.export_conversation(step["conversationId"])
+    target = fresh()
+    try:
+        target.import_conversation(archive)
+        return {"identical": target.export_conversation(step["conversationId"]) == archive}
+    finally:
+        target.close()
+
+
+_OPERATIONS: dict[str, Callable[[LedgerStore, Step, Callable[[], LedgerStore]], dict[str, Any]]] = {
+    "transition": _transition,
+    "append": _append,
+    "purge": _purge,
+    "loadRun": _load_run,
+    "listActiveRuns": _list_active,
+    "loadSnapshot": _snapshot,
+    "scanRecoverable": _scan,
+    "roundTrip": _round_trip,
+}
+
+
+def digest(store: LedgerStore, conversation_id: str) -> str | None:
+    """The state digest: SHA-256 of the conversation's export, None when it has none."""
+    try:
+        return hashlib.sha256(store.export_conversation(conversation_id)).hexdigest()
+    except LedgerError:
+        return None
+
+
+# -- recording and replaying -----------------------------------------------------------------
+
+
+def record(trace: Trace) -> dict[str, JsonValue]:
+    """Run ``trace`` on a fresh reference store; the trace with every expectation filled in."""
+    store = MemoryStore()
+    steps: list[JsonValue] = []
+    for step in trace.steps:
+        observed = perform(store, step, MemoryStore)
+        steps.append({**step, "expect": observed, "digest": digest(store, step["conversationId"])})
+    return {
+        "name": trace.name,
+        "covers": list(trace.covers),
+        "capabilities": list(trace.capabilities),
+        "steps": steps,
+    }
+
+
+def replay(factory: Callable[[], LedgerStore], document: dict[str, Any]) -> list[str]:
+    """Run one recorded trace on a fresh store of ``factory``; every mismatch, described."""
+    store = factory()
+    problems = []
+    try:
+        for number, step in enumerate(document["steps"], start=1):
+            call = {key: value for key, value in step.items() if key not in ("expect", "digest")}
+            observed = perform(store, call, factory)
+            if _canonical(observed) != _canonical(step["expect"]):
+                problems.append(
+                    f"{document['name']} step {number} ({step['op']}): expected "
+                    f"{_text(step['expect'])}, got {_text(observed)}"
+                )
+                break  # later steps assume this one answered as recorded
+            found = digest(store, step["conversationId"])
+            if found != step["digest"]:
+                problems.append(
+                    f"{document['name']} step {number} ({step['op']}): state digest {found} "
+                    f"differs from {step['digest']}"
+                )
+                break
+    finally:
+        store.close()
+    return problems
+
+
+def _canonical(value: object) -> bytes:
+    return canonical.encode(value)
+
+
+def _text(value: object) -> str:
+    return _canonical(value).decode("utf-8")
+
+
+# -- files -------------------------------------------------------------------------------------
+
+
+def trace_files() -> dict[str, dict[str, Any]]:
+    """Every shipped trace file, by file name (``vectors/traces/*.json`` of this package)."""
+    folder = importlib.resources.files("convledger_conformance").joinpath(PACKAGE_DIR, "traces")
+    files: dict[str, dict[str, Any]] = {}
+    for item in sorted(folder.iterdir(), key=lambda entry: entry.name):
+        if item.name.endswith(".json"):
+            files[item.name] = json.loads(item.read_bytes())
+    return files
+
+
+def document_of(traces: Sequence[Trace]) -> bytes:
+    """The canonical bytes of one trace file recording ``traces``."""
+    return canonical.encode(
+        {
+            "$comment": "Recorded from the reference store by "
+            "`python -m convledger_conformance.traces --write`; see spec/vectors/README.md.",
+            "format": FORMAT,
+            "formatVersion": FORMAT_VERSION,
+            "traces": [record(trace) for trace in traces],
+        }
+    )
+
+
+def corpus_files() -> dict[str, bytes]:
+    """Every trace file as the corpus records it now, by file name."""
+    from convledger_conformance import trace_corpus
+
+    return {name: document_of(traces) for name, traces in trace_corpus.FILES.items()}
+
+
+def capability_of(name: str) -> Capability:
+    """The capability a trace's capability name stands for."""
+    return Capability(name)
+
+
+def iter_traces(files: dict[str, dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(file name, trace document) for every trace of every file."""
+    for name, document in files.items():
+        for trace in document["traces"]:
+            yield name, trace
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``--write``: record the corpus into spec/vectors/traces and this package's copy."""
+    parser = argparse.ArgumentParser(description="record the operation-trace vectors")
+    parser.add_argument("root", type=Path, help="the repository root")
+    parser.add_argument("--write", action="store_true", help="write the files (else compare)")
+    args = parser.parse_args(argv)
+    targets = (
+        args.root / "spec" / "vectors" / "traces",
+        args.root / "conformance" / "convledger_conformance" / PACKAGE_DIR / "traces",
+    )
+    stale = []
+    for name, data in corpus_files().items():
+        for folder in targets:
+            path = folder / name
+            if args.write:
+                folder.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            elif not path.exists() or path.read_bytes() != data:
+                stale.append(str(path))
+    for path in stale:
+        print(f"stale: {path}", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
