@@ -142,6 +142,12 @@ class LedgerOnly(MemoryStore):
     declared = frozenset({Capability.LEDGER})
 
 
+class PurgeWithoutTransitions(MemoryStore):
+    """A store declaring purge but not transitions (correct: purge works on ledgers alone)."""
+
+    declared = frozenset({Capability.LEDGER, Capability.PURGE})
+
+
 BROKEN: list[tuple[type[MemoryStore], tuple[str, ...]]] = [
     (ScansInUtf16Order, ("TRN-083", "TRN-085")),
     (IgnoresFences, ("TRN-040", "TRN-060")),
@@ -191,6 +197,17 @@ def test_ledger_only_store_refuses_runtime_operations() -> None:
     requirement = {r.id: r.status for r in report.requirements}
     assert requirement["TRN-109"] == PASSED
     assert requirement["TRN-090"] == NOT_APPLICABLE
+
+
+def test_purge_checks_run_without_transitions() -> None:
+    """The purge checks, machine check included, test a store without runs and pass."""
+    chosen = [c for c in all_checks()
+              if c.run.__module__ == "convledger_conformance.checks.purge"]
+    report = run_suite(PurgeWithoutTransitions, profile="smoke", checks=chosen,
+                       derandomize=True)
+    assert {r.name: r.status for r in report.checks if r.name in {c.name for c in chosen}} == {
+        c.name: PASSED for c in chosen
+    }
 
 
 # -- the broken stores fail ------------------------------------------------------------------

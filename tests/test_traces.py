@@ -29,12 +29,14 @@ def test_shipped_traces_equal_a_fresh_recording() -> None:
 
 
 def test_every_vector_file_has_a_consumer() -> None:
-    """Every file under spec/vectors is read by a runner: canonical cases or the trace checks."""
+    """Every file under spec/vectors is read by a runner: canonical, archive or trace cases."""
     files = {
         path.relative_to(VECTORS).as_posix()
         for path in VECTORS.rglob("*") if path.is_file() and path.name != "README.md"
     }
-    consumed = {"canonical/cases.json"} | {f"traces/{name}" for name in traces.trace_files()}
+    consumed = {"canonical/cases.json", "archives/cases.json"} | {
+        f"traces/{name}" for name in traces.trace_files()
+    }
     assert files == consumed
 
 

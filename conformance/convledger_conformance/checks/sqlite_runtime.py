@@ -19,6 +19,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
 from convledger import canonical
@@ -234,8 +235,12 @@ def check_sqlite_runtime_schema_objects(ctx: CheckContext) -> None:
             requirement = "SQL-050" if item.name == "purged" else (
                 "SQL-051" if item.name.startswith("runs_") and "assistant" not in item.name
                 else "SQL-057")
-            refused(lambda p=path: opener(p).close(), "integrity", [requirement],
+            refused(partial(_open_and_close, opener, path), "integrity", [requirement],
                     f"a file without {item.name}")
+
+
+def _open_and_close(opener: Callable[..., SqliteStore], path: Path) -> None:
+    opener(path).close()
 
 
 # -- tombstones and purge (SQL-050, SQL-056) ------------------------------------------------------
