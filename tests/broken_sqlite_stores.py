@@ -80,6 +80,7 @@ class OpensStepByStep(SqliteStore):
         *,
         on_close: Callable[[], None] | None = None,
         registry: KindRegistry | None = None,
+        fault_probe: Callable[[str], None] | None = None,
         **options: Any,
     ) -> None:
         StoreBase.__init__(self, registry=registry)
@@ -89,6 +90,7 @@ class OpensStepByStep(SqliteStore):
         self.outcome = opened.outcome
         self.migration = opened.migration
         self._on_close = on_close
+        self._fault_probe = fault_probe
         self._lock = threading.Lock()
         self._owner: int | None = None
         self._closed = False

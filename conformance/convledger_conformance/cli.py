@@ -94,7 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
 def list_checks() -> str:
     """One line per check: name, capability and the requirement ids it covers."""
     lines = [
-        f"{item.name}  [{item.capability.value}]  {' '.join(item.ids)}"
+        f"{item.name}  [{'+'.join(c.value for c in (item.capability, *item.also))}]  "
+        f"{' '.join(item.ids)}"
         + (f"\n    {item.doc}" if item.doc else "")
         for item in all_checks()
     ]

@@ -47,7 +47,8 @@ class BoundCheck:
         """Run the check, skipping it when the store does not declare its capability."""
         context = context_for(self.check, self.factory, profile=self.profile)
         if context is None:
-            pytest.skip(f"capability {self.check.capability.value!r} is not declared")
+            needed = ", ".join(c.value for c in (self.check.capability, *self.check.also))
+            pytest.skip(f"needs capabilities {needed}, which the store does not all declare")
         self.check.run(context)
 
 

@@ -64,15 +64,26 @@ class Check:
     capability: Capability
     run: CheckFunction = attrs.field(eq=False, repr=False)
     doc: str = ""
+    also: tuple[Capability, ...] = ()
+    """Further capabilities the check needs besides ``capability`` (all must be declared)."""
+
+    def missing(self, declared: frozenset[Capability]) -> tuple[Capability, ...]:
+        """The capabilities this check needs that ``declared`` lacks (empty: it may run)."""
+        return tuple(item for item in (self.capability, *self.also) if item not in declared)
 
 
 _CHECKS: dict[str, Check] = {}
 
 
-def check(*ids: str, capability: Capability = Capability.LEDGER) -> Callable[
-    [CheckFunction], CheckFunction
-]:
-    """Register the decorated function as a check covering ``ids``."""
+def check(
+    *ids: str, capability: Capability = Capability.LEDGER, also: tuple[Capability, ...] = ()
+) -> Callable[[CheckFunction], CheckFunction]:
+    """Register the decorated function as a check covering ``ids``.
+
+    ``capability`` is the capability the check exercises; ``also`` names
+    capabilities it merely needs to set its scene (purge traces need
+    transitions to create runs). The check runs only when all are declared.
+    """
     if not ids:
         raise ValueError("a check must cover at least one requirement id")
 
@@ -86,6 +97,7 @@ def check(*ids: str, capability: Capability = Capability.LEDGER) -> Callable[
             capability=capability,
             run=function,
             doc=(function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else "",
+            also=tuple(also),
         )
         return function
 

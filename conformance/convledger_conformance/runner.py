@@ -139,7 +139,7 @@ def context_for(item: Check, factory: StoreFactory, *, profile: str) -> CheckCon
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
     declared = read_declaration(factory)
-    if item.capability not in declared:
+    if item.missing(declared):
         return None
     return CheckContext(factory=factory, profile=profile, capabilities=declared)
 
@@ -241,10 +241,12 @@ def _run_checks(
     """Run the checks of declared capabilities; the others are not run (CAP-001)."""
     for number, item in enumerate(selected, start=1):
         line.show(number, len(selected), item.name)
-        if item.capability in context.capabilities:
+        missing = item.missing(context.capabilities)
+        if not missing:
             yield run_check(item, context)
         else:
-            yield _not_run(item, f"capability {item.capability.value!r} is not declared")
+            names = ", ".join(repr(capability.value) for capability in missing)
+            yield _not_run(item, f"capability {names} is not declared")
     line.close()
 
 

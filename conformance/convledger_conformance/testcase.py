@@ -58,7 +58,8 @@ class LedgerConformanceTestCase(unittest.TestCase):
         """Run one check against :meth:`make_store`; skip it when its capability is absent."""
         context = context_for(item, self.make_store, profile=self.profile)
         if context is None:
-            self.skipTest(f"capability {item.capability.value!r} is not declared")
+            needed = ", ".join(c.value for c in (item.capability, *item.also))
+            self.skipTest(f"needs capabilities {needed}, which the store does not all declare")
         with hypothesis_defaults(derandomize=self.derandomize):
             item.run(context)
 

@@ -95,23 +95,32 @@ def accept_duplicates() -> Trace:
 
 
 def causal_order() -> Trace:
-    """Runs are acquired in admission order; a successor's input lands after the answer."""
+    """Runs are acquired in admission order; a successor's input lands after the answer.
+
+    Run ids sort against their ordinals (``run-z`` is first), so an order by
+    run id cannot pass for causal order (TRN-085).
+    """
     s = Script("causal-order", "conv-causal")
-    s.accept("k1", "in-1", "run-1", "ans-1")
-    s.transition("acquire", runId="run-1", owner="w1")
-    s.accept("k2", "in-2", "run-2", "ans-2")
-    s.transition("acquire", runId="run-2", owner="w2")  # run-1 is running: conflict
-    s.transition("acquire", runId="run-1", owner="w9")  # not queued: conflict
+    s.accept("k1", "in-1", "run-z", "ans-1")
+    s.transition("acquire", runId="run-z", owner="w1")
+    s.accept("k2", "in-2", "run-a", "ans-2")
+    s.transition("acquire", runId="run-a", owner="w2")  # run-z is running: conflict
+    s.transition("acquire", runId="run-z", owner="w9")  # not queued: conflict
     s.call("listActiveRuns")
+    s.transition("recover", runId="run-z", revision=s.fence("run-z")["revision"],
+                 action="requeue", evidence={"replaySafe": True})
+    s.transition("acquire", runId="run-a", owner="w2")  # run-z is queued before it: conflict
+    s.call("listActiveRuns")
+    s.transition("acquire", runId="run-z", owner="w3")
     s.transition(
-        "terminal", runId="run-1", **s.fence("run-1"), reason="provider_stop",
+        "terminal", runId="run-z", **s.fence("run-z"), reason="provider_stop",
         message={"text": "first answer"}, absorbRunIds=[],
     )
-    s.transition("acquire", runId="run-2", owner="w2")
+    s.transition("acquire", runId="run-a", owner="w2")
     s.call("loadSnapshot")
     s.transition("acquire", runId="no-such-run", owner="w2")
     return s.trace(
-        ("TRN-030", "TRN-031", "TRN-032", "TRN-033", "TRN-034", "TRN-081", "TRN-082")
+        ("TRN-030", "TRN-031", "TRN-032", "TRN-033", "TRN-034", "TRN-081", "TRN-082", "TRN-085")
     )
 
 

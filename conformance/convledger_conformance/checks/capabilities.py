@@ -101,3 +101,4 @@ def check_ledger_capability(ctx: CheckContext) -> None:
                 fail("CAP-003", "an imported export holds other envelopes")
 
     run_once(ctx, body)
+

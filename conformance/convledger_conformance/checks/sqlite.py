@@ -24,7 +24,6 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from convledger import canonical
 from convledger.canonical import JsonValue
@@ -45,6 +44,7 @@ from convledger.sqlite.fixtures import (
 from convledger.sqlite.migration import STEPS
 from convledger.store import Capability
 from convledger_conformance.checks._support import accepted, draft, drafts, fail, fresh_store
+from convledger_conformance.checks.sqlite_machine import expected_baseline_payload
 from convledger_conformance.registry import CheckContext, check
 
 Opener = Callable[..., SqliteStore]
@@ -411,13 +411,10 @@ def check_sqlite_migration_baselines(ctx: CheckContext) -> None:
                 fail("SQL-030", f"a version 1 file was {store.outcome!r}, not migrated")
             for number, conversation in enumerate(sample.conversations, start=1):
                 _check_baseline(store, conversation, number)
-            expected_c1: Any = {
-                "migratedAt": MIGRATED_AT, "asOf": "2026-01-01T00:00:02.5Z",
-                "head": {"conversationId": "c-1", "version": 3},
-                "messages": [{"messageId": "m-1"}, {"messageId": "m-2"}],
-                "runs": [{"runId": "r-1"}, {"runId": "r-2"}],
-                "admissions": [{"key": "k-1"}, {"key": "k-2"}],
-            }
+            # The oracle computes the payload from the rows alone, without the store.
+            expected_c1 = expected_baseline_payload(sample, "c-1", MIGRATED_AT)
+            if expected_c1.get("asOf") != "2026-01-01T00:00:02.5Z":
+                fail("SQL-034", "the sample no longer has the asOf this check pins")
             first = store.read("c-1").items[0].payload
             if canonical.encode(first) != canonical.encode(expected_c1):
                 fail(("SQL-033", "SQL-034"), f"the baseline of c-1 is {first!r}")

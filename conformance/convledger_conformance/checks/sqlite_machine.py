@@ -15,11 +15,15 @@ equals the model: seqs 1..n, eventIds unique in the store, canonical bytes):
   the machine orders the two concurrent batches by their seqs and checks each
   batch against the model before committing it;
 * ``migrate_v1_mid_run``: export every ledger, write a version 1 file of
-  generated conversations (ids disjoint from the program's), open it with the
-  store class (it migrates, with an injected clock and eventId generator),
-  check each baseline against an oracle computed here from the generated rows
-  (SQL-031 .. SQL-035), import the exports, switch the machine to the migrated
-  file and append to each migrated conversation, which must land at seq 2.
+  generated conversations (ids disjoint from the program's; their rows are
+  the records of chapter TRN that small generated transition scripts leave,
+  or a head only, since a migration refuses anything else, SQL-037), open it
+  with the store class (it migrates, with an injected clock and eventId
+  generator), check each baseline against an oracle computed here from the
+  generated rows (SQL-031 .. SQL-035), import the exports, switch the machine
+  to the migrated file and append to each migrated conversation, which must
+  land at seq 2. From then on the model expects the export of a migrated
+  conversation to carry the ``runtime`` companion its baseline sets (TRN-103).
 
 A subprocess costs about a tenth of a second, so a program runs at most
 :data:`MAX_PROCESSES` of them and at most :data:`MAX_MIGRATIONS` migrations.
