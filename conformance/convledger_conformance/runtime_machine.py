@@ -50,18 +50,15 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from functools import partial
-from itertools import permutations
-from typing import ClassVar, NoReturn, TypeVar
+from typing import ClassVar, TypeVar
 
-import attrs
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from convledger.canonical import JsonValue
-from convledger.envelope import Envelope, EventDraft
+from convledger.envelope import EventDraft
 from convledger.errors import LedgerError
 from convledger.fast import canonical
 from convledger.runtime import (
@@ -72,11 +69,9 @@ from convledger.runtime import (
     Fence,
     Interrupt,
     Operation,
-    Outcome,
     Recover,
     RecoveryCursor,
     Run,
-    RuntimeState,
     Terminal,
     comparable,
     rebuild,
@@ -85,7 +80,7 @@ from convledger.runtime.records import REASON_STATE, Message
 from convledger.runtime.transitions import Transition
 from convledger.runtime.view import Status
 from convledger.store import Capability, LedgerStore
-from convledger_conformance.model import envelope_wire, read_whole
+from convledger_conformance.model import read_whole
 from convledger_conformance.registry import CheckFailure, StoreFactory
 from convledger_conformance.runtime_model import (
     RUNTIME_KINDS_ON_APPEND,
@@ -99,67 +94,30 @@ from convledger_conformance.runtime_model import (
     run_faults,
     snapshot_json,
 )
+from convledger_conformance.runtime_races import RaceRules
+from convledger_conformance.runtime_support import (
+    AT,
+    BODY,
+    CONV,
+    CONVERSATIONS,
+    EVENT,
+    FENCE_FAULTS,
+    PICK,
+    PURGE_IDS,
+    RUNTIME_MACHINE_IDS,
+    STAMPS,
+    Call,
+    compare_reads,
+    envelope_bytes,
+    fail,
+    first_difference,
+    outcome_ids,
+    snapshot_of_store,
+)
 
 T = TypeVar("T")
 
-CONVERSATIONS: tuple[str, ...] = ("c", "c\x00\u00e9")
-"""The conversations of every program, in code-point order (TRN-083, TRN-085)."""
-
-STAMPS: tuple[str, ...] = (
-    "2024-05-01T12:00:00Z",
-    "2024-05-01T12:00:00.250+02:00",
-    "2024-05-01T10:00:00.25Z",
-    "2024-05-02T00:00:00-00:30",
-    "2024-05-01 12:00:00",  # not RFC 3339: the call is invalid_input (TRN-005)
-)
-"""occurredAt texts, drawn by index; records keep the exact text (TRN-019)."""
-
-RUNTIME_MACHINE_IDS: tuple[str, ...] = (
-    "TRN-001", "TRN-002", "TRN-003", "TRN-004", "TRN-005", "TRN-006", "TRN-007", "TRN-008",
-    "TRN-009", "TRN-010", "TRN-011", "TRN-012", "TRN-013", "TRN-014", "TRN-015", "TRN-016",
-    "TRN-017", "TRN-018", "TRN-019", "TRN-020", "TRN-021", "TRN-022", "TRN-023", "TRN-024",
-    "TRN-025", "TRN-030", "TRN-031", "TRN-032", "TRN-033", "TRN-034", "TRN-040", "TRN-041",
-    "TRN-042", "TRN-043", "TRN-044", "TRN-050", "TRN-051", "TRN-053", "TRN-054", "TRN-055",
-    "TRN-060", "TRN-061", "TRN-062", "TRN-063", "TRN-064", "TRN-065", "TRN-066", "TRN-070",
-    "TRN-071", "TRN-072", "TRN-073", "TRN-074", "TRN-075", "TRN-080", "TRN-081", "TRN-082",
-    "TRN-083", "TRN-084", "TRN-085", "TRN-100", "TRN-101", "TRN-103", "TRN-105", "TRN-106",
-    "TRN-107", "TRN-108",
-)
-"""Every requirement id a failure of the machine can name (without purge)."""
-PURGE_IDS: tuple[str, ...] = ("TRN-090", "TRN-091", "TRN-092", "TRN-093", "TRN-094")
-"""The ids the purge rules add."""
-
-FENCE_FAULTS = (None, None, None, None, None, "owner", "revision", "token")
-"""How a fenced call's fence is spoiled, by draw: mostly not at all (TRN-040)."""
-
-_PICK = st.integers(0, 5)
-_CONV = st.integers(0, len(CONVERSATIONS) - 1)
-_AT = st.integers(0, 19)  # 19 names the invalid stamp; others valid ones
-_EVENT = st.integers(0, 19)  # 0 reuses a stored eventId (TRN-008)
-_BODY = st.sampled_from(["", "x", "héllo", "\x00"])
-
-
-def envelope_bytes(envelope: Envelope) -> bytes:
-    """The canonical bytes of an envelope a store returned (fast encoder; ENV-011)."""
-    return canonical.encode(envelope_wire(envelope))
-
-
-def fail(ids: Iterable[str], message: str) -> NoReturn:
-    """Raise the failure of ``ids`` (each named once, in order)."""
-    raise CheckFailure(tuple(dict.fromkeys(i for i in ids if i)), message)
-
-
-@attrs.frozen
-class Call:
-    """One transition call: where, what, and the identity and time of its event."""
-
-    conversation: str
-    transition: Transition
-    event_id: str
-    occurred_at: str
-
-
-class RuntimeMachineBase(RuleBasedStateMachine):
+class RuntimeMachineBase(RaceRules, RuleBasedStateMachine):
     """The rules; :func:`build_runtime_machine` binds a factory to a subclass."""
 
     factory: ClassVar[StoreFactory]
@@ -249,10 +207,10 @@ class RuntimeMachineBase(RuleBasedStateMachine):
 
     # -- the transition rules --------------------------------------------------------------
 
-    @rule(conv=_CONV, key=st.integers(0, 4),
+    @rule(conv=CONV, key=st.integers(0, 4),
           identity=st.sampled_from(["fresh"] * 8 + ["same", "taken_run", "taken_input",
                                                 "taken_answer", "empty"]),
-          at=_AT, event=_EVENT, body=_BODY)
+          at=AT, event=EVENT, body=BODY)
     def accept(self, conv: int, key: int, identity: str, at: int, event: int, body: str) -> None:
         """Admit an input; keys repeat, so duplicates and coalescing occur (TRN-020 .. 025)."""
         conversation = CONVERSATIONS[conv]
@@ -274,15 +232,15 @@ class RuntimeMachineBase(RuleBasedStateMachine):
                             assistant_message_id=answer, message={"text": body})
         self._transit(Call(conversation, transition, self._event(event), self._at(at)))
 
-    @rule(conv=_CONV, run=_PICK, owner=st.sampled_from(["w1", "w2"]), at=_AT, event=_EVENT)
+    @rule(conv=CONV, run=PICK, owner=st.sampled_from(["w1", "w2"]), at=AT, event=EVENT)
     def acquire(self, conv: int, run: int, owner: str, at: int, event: int) -> None:
         """Take a run in causal order; the first acquire places its messages (TRN-030 .. 034)."""
         conversation = CONVERSATIONS[conv]
         transition = Acquire(run_id=self._run_id(conversation, run), owner=owner)
         self._transit(Call(conversation, transition, self._event(event), self._at(at)))
 
-    @rule(conv=_CONV, run=_PICK, fault=st.sampled_from(FENCE_FAULTS), at=_AT, event=_EVENT,
-          shape=st.sampled_from(["valid"] * 6 + ["no id", "parts not a list"]), parts=_PICK)
+    @rule(conv=CONV, run=PICK, fault=st.sampled_from(FENCE_FAULTS), at=AT, event=EVENT,
+          shape=st.sampled_from(["valid"] * 6 + ["no id", "parts not a list"]), parts=PICK)
     def checkpoint(
         self, conv: int, run: int, fault: str | None, at: int, event: int, shape: str, parts: int
     ) -> None:
@@ -299,8 +257,8 @@ class RuntimeMachineBase(RuleBasedStateMachine):
                                 fence=self._fence(target, fault), draft=draft)
         self._transit(Call(conversation, transition, self._event(event), self._at(at)))
 
-    @rule(conv=_CONV, run=_PICK, fault=st.sampled_from(FENCE_FAULTS), at=_AT, event=_EVENT,
-          name=_BODY)
+    @rule(conv=CONV, run=PICK, fault=st.sampled_from(FENCE_FAULTS), at=AT, event=EVENT,
+          name=BODY)
     def operation(self, conv: int, run: int, fault: str | None, at: int, event: int,
                   name: str) -> None:
         """Record the current operation under the fence (TRN-040, TRN-044)."""
@@ -310,18 +268,18 @@ class RuntimeMachineBase(RuleBasedStateMachine):
                                fence=self._fence(target, fault), operation={"tool": name})
         self._transit(Call(conversation, transition, self._event(event), self._at(at)))
 
-    @rule(conv=_CONV, run=_PICK, at=_AT, event=_EVENT)
+    @rule(conv=CONV, run=PICK, at=AT, event=EVENT)
     def interrupt(self, conv: int, run: int, at: int, event: int) -> None:
         """Ask a run to stop (TRN-050, TRN-051)."""
         conversation = CONVERSATIONS[conv]
         transition = Interrupt(run_id=self._run_id(conversation, run))
         self._transit(Call(conversation, transition, self._event(event), self._at(at)))
 
-    @rule(conv=_CONV, run=_PICK,
+    @rule(conv=CONV, run=PICK,
           action=st.sampled_from(["requeue", "requeue", "abandon", "abandon", "restart"]),
           evidence=st.sampled_from(["safe"] * 4 + ["truthy", "none"]),
           stale=st.sampled_from([False] * 4 + [True]),
-          at=_AT, event=_EVENT)
+          at=AT, event=EVENT)
     def recover(self, conv: int, run: int, action: str, evidence: str, stale: bool, at: int,
                 event: int) -> None:
         """Requeue (with replaySafe true only) or abandon a run (TRN-053 .. TRN-055)."""
@@ -336,11 +294,11 @@ class RuntimeMachineBase(RuleBasedStateMachine):
                              action=action, evidence=proof)
         self._transit(Call(conversation, transition, self._event(event), self._at(at)))
 
-    @rule(conv=_CONV, run=_PICK, fault=st.sampled_from(FENCE_FAULTS),
+    @rule(conv=CONV, run=PICK, fault=st.sampled_from(FENCE_FAULTS),
           reason=st.sampled_from([*REASON_STATE, *["success"] * 5, "unheard_of"]),
           policy=st.sampled_from(["match"] * 7 + ["mismatch"]),
           absorb=st.sampled_from([[]] * 6 + [[0], [0], [1], [0, 1], [4], [5], [6], [0, 0]]),
-          at=_AT, event=_EVENT, body=_BODY)
+          at=AT, event=EVENT, body=BODY)
     def terminal(self, conv: int, run: int, fault: str | None, reason: str, policy: str,
                  absorb: list[int], at: int, event: int, body: str) -> None:
         """End a run, absorbing later queued runs atomically (TRN-060 .. TRN-066)."""
@@ -357,8 +315,8 @@ class RuntimeMachineBase(RuleBasedStateMachine):
         )
         self._transit(Call(conversation, transition, self._event(event), self._at(at)))
 
-    @rule(conv=_CONV, version=st.sampled_from([0, 0, 0, 1, -1]), first=_PICK, last=_PICK,
-          summary=st.sampled_from(["fresh", "fresh", "taken"]), at=_AT, event=_EVENT)
+    @rule(conv=CONV, version=st.sampled_from([0, 0, 0, 1, -1]), first=PICK, last=PICK,
+          summary=st.sampled_from(["fresh", "fresh", "taken"]), at=AT, event=EVENT)
     def compact(self, conv: int, version: int, first: int, last: int, summary: str, at: int,
                 event: int) -> None:
         """Summarize an exact range at the version read (TRN-070 .. TRN-075)."""
@@ -393,7 +351,7 @@ class RuntimeMachineBase(RuleBasedStateMachine):
         )
         self._transit(Call(conversation, transition, self._event(event), self._at(at)))
 
-    @rule(conv=_CONV, step=st.integers(0, 4), at=_AT, event=_EVENT)
+    @rule(conv=CONV, step=st.integers(0, 4), at=AT, event=EVENT)
     def advance(self, conv: int, step: int, at: int, event: int) -> None:
         """The happy path: the next natural transition of the conversation's first active run.
 
@@ -430,7 +388,7 @@ class RuntimeMachineBase(RuleBasedStateMachine):
 
     # -- other writes ----------------------------------------------------------------------
 
-    @rule(conv=_CONV, runtime=st.sampled_from([None, None, *RUNTIME_KINDS_ON_APPEND]))
+    @rule(conv=CONV, runtime=st.sampled_from([None, None, *RUNTIME_KINDS_ON_APPEND]))
     def append_event(self, conv: int, runtime: str | None) -> None:
         """Other kinds interleave and do not fold (TRN-100); runtime kinds are refused (TRN-108)."""
         conversation = CONVERSATIONS[conv]
@@ -457,7 +415,7 @@ class RuntimeMachineBase(RuleBasedStateMachine):
             self.dirty.add(conversation)
 
     @precondition(lambda self: self.with_purge)
-    @rule(conv=_CONV, chance=st.integers(0, 3))
+    @rule(conv=CONV, chance=st.integers(0, 3))
     def purge(self, conv: int, chance: int) -> None:
         """Purge a conversation: conflict while a run is active, tombstone forever (TRN-090 ..).
 
@@ -481,7 +439,7 @@ class RuntimeMachineBase(RuleBasedStateMachine):
         self._refusal(partial(self.store.export_conversation, conversation), "not_found",
                       ("TRN-094",), conversation, "export after purge")
 
-    @rule(conv=_CONV)
+    @rule(conv=CONV)
     def export_import_elsewhere(self, conv: int) -> None:
         """An export imports into a fresh store that answers as this one (TRN-103 .. TRN-107)."""
         conversation = CONVERSATIONS[conv]
@@ -501,7 +459,7 @@ class RuntimeMachineBase(RuleBasedStateMachine):
             self._call(partial(other.import_conversation, data), ("TRN-105",), "import")
             if other.export_conversation(conversation) != data:
                 fail(("TRN-106",), "re-export of an imported conversation differs")
-            _compare_reads(other, conversation, state, ("TRN-105",))
+            compare_reads(other, conversation, state, ("TRN-105",))
             for admission in state.admissions.values():
                 repeated = Accept(admission.idempotency_key, self._fresh("in"),
                                   self._fresh("run"), self._fresh("ans"), {"again": True})
@@ -518,121 +476,6 @@ class RuntimeMachineBase(RuleBasedStateMachine):
                          f"{outcome_json(outcome)!r} after import, expected duplicate {ids}")
         finally:
             other.close()
-
-    # -- races ------------------------------------------------------------------------------
-
-    def _owned(self) -> list[Run]:
-        return self.model.recoverable()
-
-    @precondition(lambda self: bool(self._owned()))
-    @rule(pick=_PICK, at=_AT)
-    def race_terminals(self, pick: int, at: int) -> None:
-        """Two terminals with one fence, at once: exactly one applied, one conflict (TRN-003)."""
-        owned = self._owned()
-        run = owned[pick % len(owned)]
-        fence = Fence(run.owner or "", run.revision, run.fencing_token)
-        calls = [
-            Call(run.conversation_id, Terminal(run.run_id, fence, reason, {"by": reason}),
-                 self._fresh("ev"), self._at(at % 19))
-            for reason in ("success", "timeout")
-        ]
-        statuses = self._race(calls)
-        if sorted(statuses) != ["applied", "conflict"]:
-            fail(("TRN-003", "TRN-040"), f"two terminals with one fence answered {statuses}")
-
-    @rule(conv=_CONV, at=_AT)
-    def race_accepts(self, conv: int, at: int) -> None:
-        """Two accepts with one new key, at once: one applied, one duplicate (TRN-021, TRN-003)."""
-        conversation = CONVERSATIONS[conv]
-        if conversation in self.model.purged:
-            return
-        key = self._fresh("key")
-        calls = [
-            Call(conversation, Accept(key, self._fresh("in"), self._fresh("run"),
-                                      self._fresh("ans"), {"n": n}),
-                 self._fresh("ev"), self._at(at % 19))
-            for n in range(2)
-        ]
-        statuses = self._race(calls)
-        if sorted(statuses) != ["applied", "duplicate"]:
-            fail(("TRN-021", "TRN-003"), f"two accepts with one key answered {statuses}")
-
-    def _acquirable(self) -> list[Run]:
-        found = []
-        for conversation in CONVERSATIONS:
-            if conversation in self.model.purged:
-                continue
-            active = self.model.state(conversation).active_runs()
-            if active and active[0].state.value == "queued":
-                found.append(active[0])
-        return found
-
-    @precondition(lambda self: bool(self._acquirable()))
-    @rule(pick=_PICK, at=_AT)
-    def race_acquire_and_accept(self, pick: int, at: int) -> None:
-        """An admission racing the predecessor's acquire is placed after its answer (TRN-034)."""
-        runs = self._acquirable()
-        run = runs[pick % len(runs)]
-        conversation = run.conversation_id
-        calls = [
-            Call(conversation, Acquire(run.run_id, "w1"), self._fresh("ev"), self._at(at % 19)),
-            Call(conversation, Accept(self._fresh("key"), self._fresh("in"), self._fresh("run"),
-                                      self._fresh("ans"), {"racing": True}),
-                 self._fresh("ev"), self._at(at % 19)),
-        ]
-        statuses = self._race(calls)
-        if statuses != ["applied", "applied"]:
-            fail(("TRN-031", "TRN-034"), f"an acquire and an accept at once answered {statuses}")
-
-    def _race(self, calls: Sequence[Call]) -> list[str]:
-        """Run ``calls`` from threads released at once; the outcomes must be a serial order's."""
-        self.dirty.update(call.conversation for call in calls)
-        results: list[Outcome | LedgerError | None] = [None] * len(calls)
-        crashes: list[BaseException] = []
-        barrier = threading.Barrier(len(calls))
-
-        def work(index: int) -> None:
-            call = calls[index]
-            try:
-                barrier.wait()
-                results[index] = self.store.transition(
-                    call.conversation, call.transition, event_id=call.event_id,
-                    occurred_at=call.occurred_at)
-            except LedgerError as error:
-                results[index] = error
-            except BaseException as error:  # reported below, on the main thread
-                crashes.append(error)
-
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(len(calls))]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        if crashes:
-            fail(("TRN-001",), f"a concurrent transition crashed: {crashes[0]!r}")
-        refused = [r for r in results if isinstance(r, LedgerError)]
-        if refused:
-            fail(("TRN-003", "TRN-001"), f"a concurrent valid transition was refused: "
-                 f"{refused[0]!r}")
-        outcomes = [r for r in results if isinstance(r, Outcome)]
-        observed = [outcome_json(o) for o in outcomes]
-        for order in permutations(range(len(calls))):
-            trial = _copy_model(self.model)
-            predicted: list[JsonValue] = [None] * len(calls)
-            for index in order:
-                call = calls[index]
-                expected = trial.expect(call.conversation, call.transition, call.event_id,
-                                        call.occurred_at)
-                if expected.decision is None or expected.draft is None:
-                    break
-                wire = trial.event_wire(call.conversation, expected.draft)
-                predicted[index] = decision_json(expected.decision, wire)
-                trial.commit(call.conversation, expected)
-            if predicted == observed:
-                self.model = trial
-                return [o.status.value for o in outcomes]
-        fail(("TRN-003", "TRN-001", "TRN-034"), f"concurrent transitions answered {observed}, "
-             "which no serial order of them gives")
 
     # -- the invariant ----------------------------------------------------------------------
 
@@ -658,8 +501,8 @@ class RuntimeMachineBase(RuleBasedStateMachine):
         if got != self.model.events(conversation):
             fail(("TRN-002", "TRN-004"), f"the ledger of {conversation!r} holds {len(got)} "
                  f"events, the model {len(self.model.events(conversation))}; first difference "
-                 f"{_first_difference(self.model.events(conversation), got)}")
-        _compare_reads(self.store, conversation, model, ("TRN-081", "TRN-082"))
+                 f"{first_difference(self.model.events(conversation), got)}")
+        compare_reads(self.store, conversation, model, ("TRN-081", "TRN-082"))
         for other in CONVERSATIONS:
             if other == conversation:
                 continue
@@ -684,7 +527,7 @@ class RuntimeMachineBase(RuleBasedStateMachine):
         if canonical.encode(comparable(rebuilt)) != canonical.encode(comparable(model)):
             fail(("TRN-100", "TRN-101"), f"the fold of {conversation!r} differs from the model")
         if rebuilt.head_record is not None:
-            stored = _snapshot_json(self.store, conversation)
+            stored = snapshot_of_store(self.store, conversation)
             if stored is None or canonical.encode(mask_drafts(stored)) != canonical.encode(
                 mask_drafts(snapshot_json(rebuilt))
             ):
@@ -733,14 +576,14 @@ class RuntimeMachineBase(RuleBasedStateMachine):
             raise CheckFailure(("TRN-001",), f"{what} raised {error!r}") from error
         have = outcome_json(outcome)
         if have != want:
-            fail(_outcome_ids(want, have), f"{what} answered {have!r}, expected {want!r}")
+            fail(outcome_ids(want, have), f"{what} answered {have!r}, expected {want!r}")
         self.model.commit(call.conversation, expected)
 
     def _refusal(self, call: Callable[[], object], kind: str, ids: tuple[str, ...],
                  conversation: str, what: str) -> None:
         """``call`` must be refused with ``kind`` and change nothing (TRN-004)."""
         self.dirty.add(conversation)
-        before = (read_whole(self.store, conversation), _snapshot_json(self.store, conversation))
+        before = (read_whole(self.store, conversation), snapshot_of_store(self.store, conversation))
         try:
             result = call()
         except LedgerError as error:
@@ -751,7 +594,7 @@ class RuntimeMachineBase(RuleBasedStateMachine):
             raise CheckFailure(("TRN-001", *ids), f"{what} raised {error!r}") from error
         else:
             fail(ids, f"{what} answered {result!r}, expected a refusal of kind {kind!r}")
-        after = (read_whole(self.store, conversation), _snapshot_json(self.store, conversation))
+        after = (read_whole(self.store, conversation), snapshot_of_store(self.store, conversation))
         if [envelope_bytes(e) for e in before[0]] != [envelope_bytes(e) for e in after[0]] or (
             before[1] != after[1]
         ):
@@ -762,83 +605,6 @@ class RuntimeMachineBase(RuleBasedStateMachine):
             return call()
         except Exception as error:
             raise CheckFailure(ids, f"{what} was refused: {error!r}") from error
-
-
-def _copy_model(model: RuntimeModel) -> RuntimeModel:
-    copied = RuntimeModel(registry=model.registry)
-    copied.states = {c: s.copy() for c, s in model.states.items()}
-    copied.ledgers = {c: list(events) for c, events in model.ledgers.items()}
-    copied.event_ids = dict(model.event_ids)
-    copied.purged = set(model.purged)
-    return copied
-
-
-def _snapshot_json(store: LedgerStore, conversation: str) -> JsonValue:
-    """``load_snapshot`` as JSON, None when it is refused with not_found (TRN-082)."""
-    try:
-        snapshot = store.load_snapshot(conversation)
-    except LedgerError as error:
-        if error.kind != "not_found":
-            fail(("TRN-082",), f"load_snapshot({conversation!r}) refused as {error.kind!r}")
-        return None
-    return {
-        "head": snapshot.head.to_json(),
-        "activeRuns": [run.to_json() for run in snapshot.active_runs],
-        "messages": [message.to_json() for message in snapshot.messages],
-    }
-
-
-def _compare_reads(
-    store: LedgerStore, conversation: str, model: RuntimeState, ids: tuple[str, ...]
-) -> None:
-    """The bounded reads of ``store`` answer what ``model`` holds (TRN-080 .. TRN-082)."""
-    snapshot = _snapshot_json(store, conversation)
-    want = snapshot_json(model)
-    if model.head_record is not None:
-        for message in store.load_snapshot(conversation).messages:
-            for found, why in message_faults(message):
-                fail(found, why)
-    if canonical.encode(snapshot) != canonical.encode(want):
-        fail((*ids, "TRN-082", "TRN-010"), f"load_snapshot({conversation!r}) is {snapshot!r}, "
-             f"expected {want!r}")
-    active = [run.to_json() for run in store.list_active_runs(conversation)]
-    if canonical.encode(active) != canonical.encode([r.to_json() for r in model.active_runs()]):
-        fail((*ids, "TRN-081"), f"list_active_runs({conversation!r}) is {active!r}")
-    for run in model.runs.values():
-        loaded = store.load_run(conversation, run.run_id)
-        if loaded is None or canonical.encode(loaded.to_json()) != canonical.encode(
-            run.to_json()
-        ):
-            fail((*ids, "TRN-080"), f"load_run({conversation!r}, {run.run_id!r}) is {loaded!r}, "
-                 f"expected {run!r}")
-        for found, why in run_faults(loaded, model.runs):
-            fail(found, why)
-    if store.load_run(conversation, "ghost") is not None:
-        fail((*ids, "TRN-080"), f"load_run({conversation!r}, 'ghost') found a run")
-
-
-def _outcome_ids(want: JsonValue, have: JsonValue) -> tuple[str, ...]:
-    """The ids to blame for an outcome that differs from the model's."""
-    assert isinstance(want, dict) and isinstance(have, dict)
-    status = want["status"]
-    assert isinstance(status, str)
-    if have["status"] != status:
-        return ("TRN-001", *outcome_blame(status))
-    if have["version"] != want["version"]:
-        return ("TRN-001", "TRN-003", "TRN-010")
-    if have["event"] != want["event"]:
-        return ("TRN-002", "TRN-005", "TRN-006", "TRN-041")
-    if have["admitted"] != want["admitted"]:
-        return ("TRN-021", "TRN-023", "TRN-025")
-    return ("TRN-001", "TRN-016", "TRN-019", "TRN-023", "TRN-024", "TRN-033", "TRN-043",
-            "TRN-044", "TRN-050", "TRN-054", "TRN-055", "TRN-063", "TRN-065")
-
-
-def _first_difference(want: Sequence[bytes], have: Sequence[bytes]) -> str:
-    for seq, (a, b) in enumerate(zip(want, have, strict=False), start=1):
-        if a != b:
-            return f"at seq {seq}: {b!r}, expected {a!r}"
-    return "one ledger is a prefix of the other"
 
 
 def build_runtime_machine(
