@@ -7,6 +7,8 @@ test run never collects this directory (``testpaths = ["tests"]``).
   needs no ``-o python_files`` override; functions are still ``test_*``.
 * ``--bench-sizes=1000,100000`` chooses the ledger sizes of the size-dependent
   benchmarks (a test that takes ``ledger_size`` runs once per size).
+* ``--bench-quick`` runs fewer rounds (the CI gate); ``--bench-cache=DIR``
+  keeps the SQLite benchmark ledgers built once (default ``~/.cache/convledger-bench``).
 * Each benchmark may state in ``benchmark.extra_info`` how many ``events`` one
   call handles and whether it is its group's ``baseline``; the run ends with a
   table of events/s and of speed relative to the baseline, and the same
@@ -43,6 +45,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--bench-sizes",
         default=DEFAULT_SIZES,
         help=f"comma-separated ledger sizes in events (default {DEFAULT_SIZES}; 1e6 is allowed)",
+    )
+    parser.addoption(
+        "--bench-quick",
+        action="store_true",
+        help="fewer rounds per figure (the CI gate, benchmarks/gate.py --quick)",
+    )
+    parser.addoption(
+        "--bench-cache",
+        default="~/.cache/convledger-bench",
+        help="directory where large benchmark ledgers are built once and kept",
     )
 
 

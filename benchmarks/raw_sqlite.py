@@ -20,8 +20,10 @@ What this module gives a benchmark:
 * :func:`cached_file`: build a large fixture file once (a 1e6-event ledger)
   and reuse it across runs.
 
-Nothing here imports the store: the caller passes the store's own DDL and
-statements, so the floor always matches the schema being measured.
+The caller passes the store's own DDL and statements, so the floor always
+matches the schema being measured. (``bench_sqlite.py`` does not build its
+floor by hand: it records the store's statements and replays them, see
+``convledger_conformance.bench``; this module is for experiments.)
 """
 
 from __future__ import annotations
@@ -29,12 +31,12 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import statistics
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import attrs
+
+from convledger_conformance.bench import interleave, median, spread
 
 Row = Sequence[object]
 
@@ -132,45 +134,18 @@ class RawSqlite:
 
 
 # -- interleaved timing ------------------------------------------------------------------
+#
+# ``interleave``, ``median`` and ``spread`` are ``convledger_conformance.bench``'s, re-exported:
+# one implementation for these benchmarks and for an implementer's ``--bench`` run.
 
-
-def interleave(
-    contenders: Mapping[str, Callable[[], object]],
-    *,
-    rounds: int,
-    warmup: int = 1,
-) -> dict[str, list[float]]:
-    """Seconds per call of each contender, ``rounds`` samples each, measured in rotation.
-
-    Round ``r`` runs the contenders starting from the ``r``-th, so none of
-    them always runs first (after a cold cache) or last. ``warmup`` rounds run
-    first and are not recorded.
-    """
-    names = list(contenders)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for index in range(warmup + rounds):
-        shift = index % len(names)
-        for name in names[shift:] + names[:shift]:
-            call = contenders[name]
-            started = time.perf_counter_ns()
-            call()
-            elapsed = time.perf_counter_ns() - started
-            if index >= warmup:
-                samples[name].append(elapsed / 1e9)
-    return samples
-
-
-def median(samples: Sequence[float]) -> float:
-    """The median of the samples (the figure every ratio is built from)."""
-    return statistics.median(samples)
-
-
-def spread(samples: Sequence[float]) -> float:
-    """Interquartile range divided by the median: the run's relative noise."""
-    if len(samples) < 4:
-        return 0.0
-    low, _, high = statistics.quantiles(samples, n=4)
-    return (high - low) / statistics.median(samples)
+__all__ = [
+    "RawSqlite",
+    "Statement",
+    "cached_file",
+    "interleave",
+    "median",
+    "spread",
+]
 
 
 # -- large fixtures cached on disk -----------------------------------------------------------

@@ -381,12 +381,12 @@ def test_inspect_reports_problems_of_every_level() -> None:
         wire_event(2, extra=True),
         wire_event(3, payload={}),
     ]
-    data = archive_bytes(events, companions={"spills": []}, signature="s") + b"\n"
+    data = archive_bytes(events, companions={"schedules": []}, signature="s") + b"\n"
     found = {(p.kind, p.requirement, p.where) for p in _problems(data)}
     assert found == {
         ("invalid_input", "ARC-003", "(document)"),
         ("invalid_input", "ARC-002", "/signature"),
-        ("invalid_input", "ARC-011", "/companions/spills"),
+        ("invalid_input", "ARC-011", "/companions/schedules"),
         ("replay_refused", "RPL-003", "/events/0/kind"),
         ("invalid_input", "ENV-002", "/events/1/extra"),
         ("invalid_input", "KND-003", "/events/2/payload"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -214,6 +215,43 @@ def test_list_prints_every_check_and_its_ids(tmp_path: Path) -> None:
 )
 def test_usage_errors_exit_2(arguments: list[str], tmp_path: Path) -> None:
     """A store that cannot be loaded or called, or a bad option, exits 2 without running."""
+    result = run_cli(arguments, tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip()
+    assert not result.stdout
+
+
+ROOT = HERE.parent
+NODE = shutil.which("node")
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not on PATH")
+def test_command_runs_the_suite_over_the_wire(tmp_path: Path) -> None:
+    """--command checks a store in another process (the Node server) and names it in the report."""
+    server = f"{NODE} {ROOT / 'interop' / 'node' / 'server.js'}"
+    result = run_cli(
+        ["--command", server, "--profile", "smoke", "--derandomize", "--json", "r.json"],
+        tmp_path,
+    )
+    document = json.loads((tmp_path / "r.json").read_text("utf-8"))
+    assert document["summary"]["failed"] == 0, _failures(document)
+    assert result.returncode == 0, result.stderr
+    assert server in document["store"]
+    assert document["capabilities"] == ["ledger"]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--command", "/nonexistent/convledger-wire-server"],
+        ["--command", f"{sys.executable} -c pass"],
+        ["--command", f"{sys.executable} -m convledger serve-wire", "--store", "convledger:x"],
+        ["--command", f"{sys.executable} -m convledger serve-wire", "--timeout", "0"],
+    ],
+    ids=["missing", "exits-at-once", "with-store", "timeout-0"],
+)
+def test_command_usage_errors_exit_2(arguments: list[str], tmp_path: Path) -> None:
+    """A server command that cannot start or greet, or clashing options, exit 2 without running."""
     result = run_cli(arguments, tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip()

@@ -6,7 +6,10 @@ import subprocess
 import sys
 
 import convledger
+import convledger.projections
 import convledger.runtime
+import convledger.search
+import convledger.spills
 import convledger_conformance
 
 CONVLEDGER_API = [
@@ -78,6 +81,15 @@ RUNTIME_API = [
     "rebuild",
 ]
 
+ISSUE5_APIS = {
+    "convledger.projections": [
+        "BUILT_INS", "STATE_SLOTS", "SUMMARY", "Checkpoint", "ProjectionDefinition",
+        "ProjectionStatus",
+    ],
+    "convledger.spills": ["MAX_SPILL_BYTES", "SpillMetadata"],
+    "convledger.search": ["Hit"],
+}
+
 CONFORMANCE_API = [
     "PROFILES",
     "CheckContext",
@@ -103,6 +115,14 @@ def test_convledger_runtime_all_is_frozen() -> None:
     assert sorted(convledger.runtime.__all__) == sorted(RUNTIME_API)
     for name in convledger.runtime.__all__:
         assert hasattr(convledger.runtime, name), name
+
+
+def test_projection_spill_and_search_apis_are_frozen() -> None:
+    """convledger.projections, .spills and .search export exactly the frozen names."""
+    for module in (convledger.projections, convledger.spills, convledger.search):
+        assert sorted(module.__all__) == sorted(ISSUE5_APIS[module.__name__])
+        for name in module.__all__:
+            assert hasattr(module, name), name
 
 
 def test_convledger_conformance_all_is_frozen() -> None:

@@ -411,3 +411,21 @@ def test_run_suite_refuses_bad_arguments() -> None:
         run_suite(LedgerOnlyStore, profile="fast", checks=())
     with pytest.raises(TypeError):
         run_suite(LedgerOnlyStore(), profile="smoke", checks=())  # type: ignore[arg-type]
+
+
+def test_a_check_needing_an_undeclared_further_capability_is_not_run_and_not_applicable() -> None:
+    """A check whose ``also`` capability is undeclared does not run; its ids are not_applicable."""
+    ran: list[str] = []
+
+    def records(context: CheckContext) -> None:
+        ran.append("ran")
+
+    needs_more = Check(
+        name="needs_persistence_too", ids=("LED-015",), capability=Capability.LEDGER,
+        run=records, doc="needs persistence too", also=(Capability.PERSISTENCE,),
+    )
+    checks = (make("declares_refusal", ("CAP-002",), passes), needs_more)
+    report = run_suite(MemoryStore, profile="smoke", checks=checks)
+    assert ran == []
+    assert {r.name: r.status for r in report.checks}["needs_persistence_too"] == "not_run"
+    assert report.status_of("LED-015") == NOT_APPLICABLE

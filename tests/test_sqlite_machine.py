@@ -187,13 +187,14 @@ def test_machine_refuses_a_store_not_on_a_file() -> None:
 def test_machine_kills_the_broken_store(
     store: type[SqliteStore], catches: str, tmp_path: Path
 ) -> None:
-    """The SQLite machine fails a broken store within 20 short programs, naming the right id.
+    """The SQLite machine fails a broken store within 80 short programs, naming the right id.
 
-    Twenty programs (not smoke's four) so that the migration rule surely runs;
+    Eighty programs (not smoke's four) so that the migration and second-process rules surely
+    run whatever the process imported before (generation depends on it);
     the run stops at the first failure, unshrunk.
     """
     machine = sqlite_ledger_machine(factory_of(store, tmp_path))
-    unshrunk = settings(settings_for("smoke", derandomize=True), max_examples=20,
+    unshrunk = settings(settings_for("smoke", derandomize=True), max_examples=80,
                         phases=[Phase.explicit, Phase.reuse, Phase.generate])
     with pytest.raises(CheckFailure) as failure:
         run_state_machine_as_test(machine, settings=unshrunk)

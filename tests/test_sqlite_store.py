@@ -164,19 +164,21 @@ def test_insert_finds_its_search_rowid_by_search(store: SqliteStore) -> None:
 
 
 def test_file_store_declares_its_capabilities(store: SqliteStore) -> None:
-    """SQL-048: a file store declares persistence, migration, multi_process and the runtime."""
+    """SQL-048: a file store declares persistence, migration, multi_process and every chapter."""
     assert store.capabilities == frozenset({
         Capability.LEDGER, Capability.PERSISTENCE, Capability.MIGRATION,
         Capability.MULTI_PROCESS, Capability.TRANSITIONS, Capability.PURGE,
+        Capability.PROJECTIONS, Capability.SPILLS, Capability.SEARCH,
     })
 
 
-def test_memory_store_declares_only_the_ledger_and_runtime() -> None:
+def test_memory_store_declares_no_persistence() -> None:
     """SQL-048, CAP-002: an in-memory SQLite store declares no persistence and refuses reopen."""
     store = memory_store_factory()()
-    assert store.capabilities == frozenset(
-        {Capability.LEDGER, Capability.TRANSITIONS, Capability.PURGE}
-    )
+    assert store.capabilities == frozenset({
+        Capability.LEDGER, Capability.TRANSITIONS, Capability.PURGE,
+        Capability.PROJECTIONS, Capability.SPILLS, Capability.SEARCH,
+    })
     store.append("c", [draft("e")])
     with pytest.raises(LedgerError) as caught:
         store.reopen()

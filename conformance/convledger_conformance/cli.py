@@ -2,13 +2,21 @@
 
 ::
 
-    convledger-conformance [--store MODULE:FACTORY] [--profile smoke|ci|thorough]
+    convledger-conformance [--store MODULE:FACTORY | --command "CMD ARGS"]
+                           [--timeout SECONDS] [--profile smoke|ci|thorough]
                            [--derandomize] [--no-shrink] [--json PATH] [--junit PATH]
                            [--list]
 
 Without ``--store`` it validates the embedded reference store
 (:data:`DEFAULT_STORE`). ``MODULE:FACTORY`` names a zero-argument callable
 returning a fresh, empty store; it is called once per Hypothesis example.
+``--command`` runs the same checks against a store in another process, in any
+language, that speaks the wire protocol (spec chapter ``wire.md``) on its
+standard input and output: the command is split as a POSIX shell would
+(without running a shell), started once, and asked for a new store per example
+(:class:`~convledger_conformance.wire_client.WireStoreFactory`). A server that
+cannot start exits 2; one that hangs longer than ``--timeout`` on a reply, or
+exits, fails the checks it was serving.
 
 Exit codes:
 
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +39,7 @@ from typing import Final, cast
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import StoreFactory, all_checks
 from convledger_conformance.runner import run_suite
+from convledger_conformance.wire_client import DEFAULT_TIMEOUT, WireError, WireStoreFactory
 
 DEFAULT_STORE: Final = "convledger.sqlite:new_file_store"
 """The store validated when no ``--store`` is given: the embedded reference store."""
@@ -72,6 +82,18 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"zero-argument callable returning a fresh store (default: {DEFAULT_STORE})",
     )
     parser.add_argument(
+        "--command",
+        metavar="CMD",
+        help="check a store served over the wire protocol by this command (spec wire.md)",
+    )
+    parser.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"with --command: seconds to wait for one reply (default: {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument(
         "--profile", choices=PROFILES, default="ci", help="how hard to search (default: ci)"
     )
     parser.add_argument(
@@ -87,6 +109,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--junit", metavar="PATH", type=Path, help="write JUnit XML here")
     parser.add_argument(
         "--list", action="store_true", help="list the checks and the ids they cover, then exit"
+    )
+    parser.add_argument(
+        "--bench",
+        action="store_true",
+        help="instead of the checks, measure the store's hot paths against bare SQLite on "
+        "this machine (ratios; see benchmarks/README.md); with --json, write the figures",
+    )
+    parser.add_argument(
+        "--bench-full",
+        action="store_true",
+        help="with --bench: the full sizes and rounds instead of the quick ones",
     )
     return parser
 
@@ -109,18 +142,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         sys.stdout.write(list_checks())
         return 0
+    wire: WireStoreFactory | None = None
+    if args.command is not None:
+        if args.store != DEFAULT_STORE:
+            parser.error("--store and --command exclude each other")
+        if args.timeout <= 0:
+            parser.error("--timeout must be positive")
+        wire = WireStoreFactory(args.command, timeout=args.timeout)
+        try:
+            hello = wire.connection.hello
+        except WireError as error:
+            parser.error(f"--command: {error}")
+        factory: StoreFactory = wire
+        name = f"{args.command} (wire: {hello.get('server')}, spec {hello.get('spec')})"
+    else:
+        try:
+            factory = load_factory(args.store)
+        except FactoryLoadError as error:
+            parser.error(f"--store: {error}")
+        name = args.store
+    if args.bench:
+        return _bench(factory, args, wire)
     try:
-        factory = load_factory(args.store)
-    except FactoryLoadError as error:
-        parser.error(f"--store: {error}")
-    report = run_suite(
-        factory,
-        profile=args.profile,
-        store_name=args.store,
-        derandomize=args.derandomize,
-        shrink=args.shrink,
-        progress=sys.stderr,
-    )
+        report = run_suite(
+            factory,
+            profile=args.profile,
+            store_name=name,
+            derandomize=args.derandomize,
+            shrink=args.shrink,
+            progress=sys.stderr,
+        )
+    finally:
+        if wire is not None:
+            wire.close()
     sys.stdout.write(report.render())
     sys.stdout.flush()
     try:
@@ -132,6 +186,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"convledger-conformance: cannot write the report: {error}", file=sys.stderr)
         return 2
     return 0 if report.ok else 1
+
+
+def _bench(factory: StoreFactory, args: argparse.Namespace, wire: WireStoreFactory | None) -> int:
+    """``--bench``: the store's figures against bare SQLite, measured here and now."""
+    from convledger_conformance.bench import run_bench  # imports the benchmark machinery
+
+    try:
+        figures = run_bench(factory, quick=not args.bench_full)
+    finally:
+        if wire is not None:
+            wire.close()
+    sys.stdout.write(figures.table() + "\n")
+    if args.json is not None:
+        try:
+            args.json.write_text(json.dumps(figures.as_json(), indent=2), "utf-8")
+        except OSError as error:
+            print(f"convledger-conformance: cannot write the figures: {error}", file=sys.stderr)
+            return 2
+    return 0
 
 
 if __name__ == "__main__":

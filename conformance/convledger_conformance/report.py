@@ -100,6 +100,12 @@ class CheckResult:
     failed_ids: tuple[str, ...] = ()
     message: str = ""
     detail: str = ""
+    also: tuple[Capability, ...] = ()
+    """Further capabilities the check needs (see ``registry.check``)."""
+
+    def needs(self) -> frozenset[Capability]:
+        """Every capability the check needs."""
+        return frozenset((self.capability, *self.also))
 
     def to_dict(self) -> dict[str, object]:
         """One entry of the ``checks`` member of the JSON report."""
@@ -151,7 +157,7 @@ def requirement_status(
     if (
         covering
         and absence_checked
-        and all(result.capability not in declared for result in covering)
+        and all(not result.needs() <= declared for result in covering)
     ):
         return NOT_APPLICABLE
     return NOT_RUN

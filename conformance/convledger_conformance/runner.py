@@ -159,6 +159,7 @@ def run_check(item: Check, context: CheckContext) -> CheckResult:
         capability=item.capability,
         status=PASSED,
         duration=time.perf_counter() - started,
+        also=item.also,
     )
 
 
@@ -292,7 +293,8 @@ def _failed_result(
 
 def _not_run(item: Check, reason: str) -> CheckResult:
     return CheckResult(
-        name=item.name, ids=item.ids, capability=item.capability, status=NOT_RUN, message=reason
+        name=item.name, ids=item.ids, capability=item.capability, status=NOT_RUN,
+        message=reason, also=item.also,
     )
 
 

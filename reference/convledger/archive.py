@@ -6,11 +6,14 @@ An archive is the canonical JSON (CAN-001) of one object::
      "format": "convledger.archive", "formatVersion": 1}
 
 ``events`` holds the conversation's whole ledger in seq order. ``companions``
-is where later chapters put the rows kept beside the ledger. Today that is
-``runtime``: the operational state of the runtime (chapter ``transitions.md``,
-TRN-103), present exactly when the ledger has runtime events and checked
-against the state those events rebuild. Without runtime events it is the empty
-object.
+is where later chapters put the rows kept beside the ledger: ``runtime``, the
+operational state of the runtime (chapter ``transitions.md``, TRN-103),
+present exactly when the ledger has runtime events and checked against the
+state those events rebuild; ``projections``, the checkpoints (PRJ-040), checked
+against the fold of the events; ``spills``, the metadata of live spill
+objects (SPL-040), checked against their ``spill/created`` events. Each is
+present only when it has something to say; otherwise ``companions`` is the
+empty object.
 
 :func:`inspect_archive` finds every problem a store-independent reader can
 see, so ``convledger verify`` can report all of them at once; stores add the
@@ -34,13 +37,15 @@ from convledger.errors import (
 )
 from convledger.fast import canonical as fast_canonical
 from convledger.kinds import KindRegistry
+from convledger.projections.companion import projection_problems
 from convledger.replay import Verdict, admit
 from convledger.runtime.companion import companion_problems
+from convledger.spills.companion import spill_problems
 
 FORMAT = "convledger.archive"
 FORMAT_VERSION = 1
 MEMBERS = frozenset({"format", "formatVersion", "conversationId", "events", "companions"})
-KNOWN_COMPANIONS: frozenset[str] = frozenset({"runtime"})
+KNOWN_COMPANIONS: frozenset[str] = frozenset({"runtime", "projections", "spills"})
 """Companion members this version understands; later chapters add to it (ARC-011)."""
 
 
@@ -51,6 +56,8 @@ class Archive:
     conversation_id: str
     events: tuple[Envelope, ...]
     companions: Mapping[str, JsonValue] = attrs.field(factory=dict)
+    objects: Mapping[str, bytes] = attrs.field(factory=dict)
+    """Spill bytes by reference; only a bundle carries them (SPL-050)."""
 
 
 @attrs.frozen
@@ -149,6 +156,14 @@ def inspect_archive(
     problems.extend(
         Problem(found, _pointer("companions", "runtime"))
         for found in companion_problems(conversation_id, events, companions)
+    )
+    problems.extend(
+        Problem(found, _pointer("companions", "projections"))
+        for found in projection_problems(events, companions, registry, None)
+    )
+    problems.extend(
+        Problem(found, _pointer("companions", "spills"))
+        for found in spill_problems(events, companions)
     )
     if problems:
         return None, problems

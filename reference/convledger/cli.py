@@ -23,6 +23,7 @@ SUBCOMMANDS = (
     "convledger.tools.inspect",
     "convledger.tools.migrate",
     "convledger.tools.transfer",
+    "convledger.tools.serve_wire",
 )
 """Modules that each define ``register(subparsers)``; order is the order in ``--help``."""
 

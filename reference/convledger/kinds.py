@@ -75,6 +75,8 @@ class KindRegistry:
                 requirement="KND-002",
                 field="kind",
             )
+        if validator.is_valid(payload):
+            return  # the common case; best_match below walks every error to explain one
         error = jsonschema.exceptions.best_match(validator.iter_errors(payload))
         if error is not None:
             where = "/".join(str(part) for part in error.absolute_path) or "(root)"

@@ -18,12 +18,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
+import attrs
+
 from convledger.archive import Archive
 from convledger.canonical import JsonValue
+from convledger.canonical import decode as decode_json
 from convledger.capabilities import Capability
 from convledger.envelope import Envelope, EventDraft
-from convledger.errors import ConflictError, DuplicateError, PurgedError
+from convledger.errors import ConflictError, DuplicateError, InvalidInputError, PurgedError
+from convledger.fast import canonical as fast_canonical
 from convledger.kinds import KindRegistry
+from convledger.projections.companion import COMPANION as PROJECTIONS
+from convledger.projections.companion import parse_checkpoints
+from convledger.projections.definition import Checkpoint, ProjectionDefinition
+from convledger.projections.fold import advance
+from convledger.projections.operations import should_store
 from convledger.runtime.companion import companions_for, runtime_of
 from convledger.runtime.operations import RecoveryCursor, after_cursor, recovery_order
 from convledger.runtime.records import Run
@@ -31,7 +40,11 @@ from convledger.runtime.rules import decide
 from convledger.runtime.state import RuntimeState, Snapshot, snapshot_of
 from convledger.runtime.transitions import Transition
 from convledger.runtime.view import HeadWrite, Outcome, Status
-from convledger.store import StoreBase
+from convledger.spills.companion import COMPANION as SPILLS
+from convledger.spills.companion import parse_spills
+from convledger.spills.objects import SpillMetadata
+from convledger.spills.operations import not_live
+from convledger.store import StoreBase, companions_of
 
 FaultProbe = Callable[[str], None]
 
@@ -39,7 +52,15 @@ FaultProbe = Callable[[str], None]
 class MemoryStore(StoreBase):
     """A volatile store: one list of envelopes and one runtime state per conversation."""
 
-    declared = frozenset({Capability.LEDGER, Capability.TRANSITIONS, Capability.PURGE})
+    declared = frozenset(
+        {
+            Capability.LEDGER,
+            Capability.TRANSITIONS,
+            Capability.PURGE,
+            Capability.PROJECTIONS,
+            Capability.SPILLS,
+        }
+    )
 
     def __init__(
         self, *, registry: KindRegistry | None = None, fault_probe: FaultProbe | None = None
@@ -50,6 +71,10 @@ class MemoryStore(StoreBase):
         self._event_ids: set[str] = set()
         self._runtime: dict[str, RuntimeState] = {}
         self._purged: set[str] = set()
+        self._checkpoints: dict[tuple[str, str], tuple[int, int, bytes]] = {}
+        """(conversation, name) -> (version, uptoSeq, canonical state bytes) (PRJ-010)."""
+        self._spills: dict[str, dict[str, tuple[SpillMetadata, bytes]]] = {}
+        """conversation -> reference -> (metadata, bytes) of its live objects (SPL-010)."""
         self._fault_probe = fault_probe
 
     # -- ledger core ---------------------------------------------------------------------------
@@ -81,6 +106,7 @@ class MemoryStore(StoreBase):
                     requirement="LED-003",
                     identity=draft.event_id,
                 )
+        refuse_live_spill_events(self._spills.get(conversation_id, {}), drafts)
         return tuple(
             Envelope.from_draft(draft, conversation_id, head + offset)
             for offset, draft in enumerate(drafts, start=1)
@@ -119,9 +145,27 @@ class MemoryStore(StoreBase):
     def _export_contents(
         self, conversation_id: str
     ) -> tuple[Sequence[Envelope], dict[str, JsonValue]]:
+        events, companions, _ = self._export_bundle_contents(conversation_id)
+        return events, companions
+
+    def _export_bundle_contents(
+        self, conversation_id: str
+    ) -> tuple[Sequence[Envelope], dict[str, JsonValue], dict[str, bytes]]:
+        """ARC-014, SPL-054: events, companions and spill bytes under one lock."""
         with self._lock:
             events = list(self._ledgers.get(conversation_id, []))
-            return events, companions_for(self._runtime.get(conversation_id))
+            checkpoints = [
+                self._checkpoint(conversation_id, name)
+                for (owner, name) in self._checkpoints
+                if owner == conversation_id
+            ]
+            live = self._spills.get(conversation_id, {})
+            companions = companions_of(
+                companions_for(self._runtime.get(conversation_id)),
+                [c for c in checkpoints if c is not None],
+                [metadata for metadata, _ in live.values()],
+            )
+            return events, companions, {ref: body for ref, (_, body) in live.items()}
 
     def _import(self, archive: Archive) -> None:
         with self._lock:
@@ -145,6 +189,19 @@ class MemoryStore(StoreBase):
             self._event_ids.update(envelope.event_id for envelope in archive.events)
             if state is not None:
                 self._runtime[archive.conversation_id] = state
+            self._import_companions(archive)
+
+    def _import_companions(self, archive: Archive) -> None:
+        """PRJ-044, SPL-055: the checked checkpoints and spill objects of an import."""
+        cid = archive.conversation_id
+        if PROJECTIONS in archive.companions:
+            for checkpoint in parse_checkpoints(archive.companions[PROJECTIONS]):
+                self._checkpoints[(cid, checkpoint.name)] = _stored(checkpoint)
+        if SPILLS in archive.companions:
+            self._spills[cid] = {
+                metadata.reference: (metadata, archive.objects[metadata.reference])
+                for metadata in parse_spills(archive.companions[SPILLS])
+            }
 
     # -- runtime transitions (chapter transitions.md) ------------------------------------------
 
@@ -209,8 +266,132 @@ class MemoryStore(StoreBase):
             for envelope in self._ledgers.pop(conversation_id, []):
                 self._event_ids.discard(envelope.event_id)
             self._runtime.pop(conversation_id, None)
+            for key in [key for key in self._checkpoints if key[0] == conversation_id]:
+                del self._checkpoints[key]  # TRN-093: the rows kept beside the ledger go too
+            self._spills.pop(conversation_id, None)
             self._purged.add(conversation_id)
             return True
+
+    # -- projections (chapter projections.md) ----------------------------------------------------
+
+    def _checkpoint(self, conversation_id: str, name: str) -> Checkpoint | None:
+        found = self._checkpoints.get((conversation_id, name))
+        if found is None:
+            return None
+        version, upto_seq, state = found
+        return Checkpoint(name, version, upto_seq, decode_json(state))  # type: ignore[arg-type]
+
+    def _catch_up(
+        self, conversation_id: str, definition: ProjectionDefinition, max_events: int
+    ) -> Checkpoint:
+        """PRJ-011 .. PRJ-013: read, fold and store under one lock, only forward."""
+        with self._lock:
+            self._refuse_purged(conversation_id)
+            ledger = self._ledgers.get(conversation_id, [])
+            stored = self._checkpoint(conversation_id, definition.name)
+
+            def read(from_seq: int, limit: int) -> Sequence[Envelope]:
+                return [_copied_envelope(e) for e in ledger[from_seq - 1 : from_seq - 1 + limit]]
+
+            result = advance(definition, self._registry, stored, read, len(ledger), max_events)
+            if should_store(stored, result):
+                self._probe("checkpoint")
+                self._checkpoints[(conversation_id, definition.name)] = _stored(result)
+                return self._checkpoint(conversation_id, definition.name) or result
+            return result if stored is None else stored
+
+    def _load_checkpoint(self, conversation_id: str, name: str) -> Checkpoint | None:
+        with self._lock:
+            return self._checkpoint(conversation_id, name)
+
+    def _projection_status(
+        self, conversation_id: str, name: str
+    ) -> tuple[Checkpoint | None, int]:
+        with self._lock:
+            head = len(self._ledgers.get(conversation_id, []))
+            return self._checkpoint(conversation_id, name), head
+
+    # -- spills (chapter spills.md) ---------------------------------------------------------------
+
+    def _put_spill(
+        self, conversation_id: str, metadata: SpillMetadata, data: bytes, draft: EventDraft
+    ) -> SpillMetadata:
+        """SPL-001, SPL-007: the object and its event under one lock, or neither."""
+        with self._lock:
+            self._refuse_purged(conversation_id)
+            live = self._spills.get(conversation_id, {})
+            if metadata.reference in live:
+                raise DuplicateError(
+                    f"spill {metadata.reference!r} is live in {conversation_id!r}",
+                    requirement="SPL-007",
+                    identity=metadata.reference,
+                )
+            placed = self._placed(conversation_id, (draft,), None)
+            self._probe("event")
+            stored = attrs.evolve(metadata, created_seq=placed[0].seq)
+            self._commit(conversation_id, placed)
+            self._spills.setdefault(conversation_id, {})[metadata.reference] = (stored, data)
+            return stored
+
+    def _get_spill(
+        self, conversation_id: str, reference: str
+    ) -> tuple[SpillMetadata, bytes] | None:
+        with self._lock:
+            return self._spills.get(conversation_id, {}).get(reference)
+
+    def _delete_spill(
+        self, conversation_id: str, reference: str, draft_for: Callable[[int], EventDraft]
+    ) -> Envelope:
+        """SPL-030, SPL-031: the event and the deletion under one lock."""
+        with self._lock:
+            self._refuse_purged(conversation_id)
+            live = self._spills.get(conversation_id, {})
+            if reference not in live:
+                raise not_live(conversation_id, reference)
+            draft = draft_for(live[reference][0].size)
+            self._registry.check_payload(draft.kind, draft.schema_version, draft.payload)
+            refuse_known_event(self._event_ids, draft)
+            head = len(self._ledgers.get(conversation_id, []))
+            placed = (Envelope.from_draft(draft, conversation_id, head + 1),)
+            self._probe("event")
+            self._commit(conversation_id, placed)
+            self._spills[conversation_id] = {
+                ref: item for ref, item in live.items() if ref != reference
+            }
+        return _copied_envelope(placed[0])
+
+
+def refuse_live_spill_events(
+    live: dict[str, tuple[SpillMetadata, bytes]], drafts: Sequence[EventDraft]
+) -> None:
+    """SPL-008: an append may not name a live object in a ``spill/*`` event."""
+    for draft in drafts:
+        payload = draft.payload
+        if (
+            draft.kind in ("spill/created", "spill/deleted")
+            and isinstance(payload, dict)
+            and payload.get("reference") in live
+        ):
+            raise InvalidInputError(
+                f"{draft.kind} of live spill {payload.get('reference')!r} is written "
+                "by put_spill and delete_spill only",
+                requirement="SPL-008",
+                field="kind",
+            )
+
+
+def refuse_known_event(event_ids: set[str], draft: EventDraft) -> None:
+    """LED-003: the eventId of a new event must not be stored anywhere."""
+    if draft.event_id in event_ids:
+        raise DuplicateError(
+            f"eventId {draft.event_id!r} already exists",
+            requirement="LED-003",
+            identity=draft.event_id,
+        )
+
+
+def _stored(checkpoint: Checkpoint) -> tuple[int, int, bytes]:
+    return checkpoint.version, checkpoint.upto_seq, fast_canonical.encode(checkpoint.state)
 
 
 def _compare_and_swap(state: RuntimeState, write: HeadWrite) -> None:

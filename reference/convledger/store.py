@@ -33,7 +33,7 @@ operation.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, cast, runtime_checkable
 
 import attrs
@@ -52,6 +52,15 @@ from convledger.errors import (
 )
 from convledger.fast import canonical as fast_canonical
 from convledger.kinds import KindRegistry, default_registry
+from convledger.projections import companion as projection_companion
+from convledger.projections.companion import projection_problems
+from convledger.projections.definition import (
+    Checkpoint,
+    ProjectionDefinition,
+    ProjectionStatus,
+    check_definition,
+)
+from convledger.projections.operations import ProjectionOperations
 from convledger.runtime.companion import COMPANION
 from convledger.runtime.operations import (
     PurgeOutcome,
@@ -63,6 +72,11 @@ from convledger.runtime.records import Run
 from convledger.runtime.state import RUNTIME_KINDS, Snapshot
 from convledger.runtime.transitions import Transition
 from convledger.runtime.view import Outcome
+from convledger.search.operations import Hit, SearchOperations
+from convledger.spills import companion as spill_companion
+from convledger.spills.bundle import decode_bundle, encode_bundle
+from convledger.spills.objects import Authorize, SpillMetadata
+from convledger.spills.operations import SpillOperations
 
 DEFAULT_READ_LIMIT = 1000
 """LED-007: the page size when the caller names none."""
@@ -177,7 +191,92 @@ class LedgerStore(Protocol):
         ...
 
 
-class StoreBase(RuntimeOperations, abc.ABC):
+@runtime_checkable
+class ExtendedStore(LedgerStore, Protocol):
+    """The operations of capabilities projections, spills and search (PRJ, SPL, SRC).
+
+    Kept apart from :class:`LedgerStore` so that a store without these
+    capabilities (one over the wire, say) still is a :class:`LedgerStore`;
+    the conformance checks of these chapters use this protocol.
+    """
+
+    def import_conversation(
+        self, archive: bytes, *, projections: Sequence[ProjectionDefinition] = ()
+    ) -> ImportReport:
+        """Import an archive; ``projections`` check its checkpoints (PRJ-042, PRJ-043)."""
+        ...
+
+    def catch_up(
+        self, conversation_id: str, definition: ProjectionDefinition, *, max_events: int = ...
+    ) -> Checkpoint:
+        """Fold more events into the projection's checkpoint (PRJ-011)."""
+        ...
+
+    def load_checkpoint(self, conversation_id: str, name: str) -> Checkpoint | None:
+        """The stored checkpoint of one projection (PRJ-010)."""
+        ...
+
+    def projection_status(self, conversation_id: str, name: str) -> ProjectionStatus:
+        """The checkpoint's uptoSeq beside the head (PRJ-014)."""
+        ...
+
+    def put_spill(
+        self,
+        conversation_id: str,
+        data: bytes,
+        *,
+        media_type: str,
+        operation: dict[str, JsonValue],
+        reference: str,
+        event_id: str,
+        occurred_at: str,
+    ) -> SpillMetadata:
+        """Store a spill object and its ``spill/created`` event (SPL-001)."""
+        ...
+
+    def get_spill(self, conversation_id: str, reference: str, *, authorize: Authorize) -> bytes:
+        """The bytes of a spill, authorized again (SPL-020)."""
+        ...
+
+    def delete_spill(
+        self,
+        conversation_id: str,
+        reference: str,
+        *,
+        reason: str = ...,
+        event_id: str,
+        occurred_at: str,
+    ) -> Envelope:
+        """Delete a spill object and append ``spill/deleted`` (SPL-030)."""
+        ...
+
+    def export_bundle(self, conversation_id: str) -> bytes:
+        """The archive with the spill bytes, one CBOR file (SPL-050)."""
+        ...
+
+    def import_bundle(
+        self, bundle: bytes, *, projections: Sequence[ProjectionDefinition] = ()
+    ) -> ImportReport:
+        """Import a bundle, all or nothing (SPL-051 .. SPL-055)."""
+        ...
+
+    def search(
+        self,
+        requester: str,
+        query: str,
+        *,
+        scope: Sequence[str] | None = None,
+        limit: int = ...,
+        authorize: Callable[[str], bool] | None = None,
+    ) -> tuple[Hit, ...]:
+        """Full-text search, default-denied across conversations (SRC-001)."""
+        ...
+
+
+
+class StoreBase(
+    RuntimeOperations, ProjectionOperations, SpillOperations, SearchOperations, abc.ABC
+):
     """Argument checks, paging and archives shared by every reference store."""
 
     declared: frozenset[Capability] = frozenset({Capability.LEDGER})
@@ -260,11 +359,61 @@ class StoreBase(RuntimeOperations, abc.ABC):
             )
         return encode_archive(archive_of(conversation_id, events, companions))
 
-    def import_conversation(self, archive: bytes) -> ImportReport:
-        """ARC-003 .. ARC-013: decode and check, then write all or nothing."""
+    def import_conversation(
+        self, archive: bytes, *, projections: Sequence[ProjectionDefinition] = ()
+    ) -> ImportReport:
+        """ARC-003 .. ARC-013: decode and check, then write all or nothing.
+
+        ``projections`` are the definitions of the archive's checkpoints that
+        are not built in; a checkpoint is imported only when its fold over the
+        imported events gives its state (PRJ-042, PRJ-043). An archive with
+        spill metadata needs its bytes: it is imported as a bundle only (SPL-042).
+        """
         decoded = decode_archive(archive, self._registry)
+        if spill_companion.COMPANION in decoded.companions:
+            raise InvalidInputError(
+                "an archive with spill objects is imported as a bundle (import_bundle)",
+                requirement="SPL-042",
+                field="companions",
+            )
+        return self._import_checked(decoded, projections)
+
+    def export_bundle(self, conversation_id: str) -> bytes:
+        """SPL-050: the archive and the bytes of its live spills, read in one snapshot."""
+        self._require(Capability.SPILLS, "export_bundle")
+        check_identifier(conversation_id, "conversationId", "ENV-005")
+        events, companions, objects = self._export_bundle_contents(conversation_id)
+        if not events:
+            raise NotFoundError(
+                f"conversation {conversation_id!r} has no events to export",
+                requirement="ARC-005",
+            )
+        archive = encode_archive(archive_of(conversation_id, events, companions))
+        return encode_bundle(archive, objects)
+
+    def import_bundle(
+        self, bundle: bytes, *, projections: Sequence[ProjectionDefinition] = ()
+    ) -> ImportReport:
+        """SPL-051 .. SPL-055: decode, check every object, write all or nothing."""
+        self._require(Capability.SPILLS, "import_bundle")
+        return self._import_checked(decode_bundle(bundle, self._registry), projections)
+
+    def _import_checked(
+        self, decoded: Archive, projections: Sequence[ProjectionDefinition]
+    ) -> ImportReport:
+        """The checks that need the store (capabilities, definitions), then ``_import``."""
         if COMPANION in decoded.companions and Capability.TRANSITIONS not in self.declared:
             raise not_supported(Capability.TRANSITIONS, "import of a runtime companion")
+        if projection_companion.COMPANION in decoded.companions:
+            self._require(Capability.PROJECTIONS, "import of a projections companion")
+        if spill_companion.COMPANION in decoded.companions:
+            self._require(Capability.SPILLS, "import of a spills companion")
+        definitions = _definitions(projections)
+        problems = projection_problems(
+            decoded.events, decoded.companions, self._registry, definitions
+        )
+        if problems:
+            raise problems[0]
         self._import(decoded)
         return ImportReport(
             conversation_id=decoded.conversation_id,
@@ -310,6 +459,47 @@ class StoreBase(RuntimeOperations, abc.ABC):
         overrides this to read both in one snapshot.
         """
         return self._snapshot_events(conversation_id), {}
+
+    def _export_bundle_contents(
+        self, conversation_id: str
+    ) -> tuple[Sequence[Envelope], dict[str, JsonValue], dict[str, bytes]]:
+        """Events, companions and spill bytes, read in one snapshot (SPL-054)."""
+        raise NotImplementedError
+
+
+def companions_of(
+    runtime: dict[str, JsonValue],
+    checkpoints: Sequence[Checkpoint],
+    spills: Sequence[SpillMetadata],
+) -> dict[str, JsonValue]:
+    """TRN-103, PRJ-040, SPL-040: the companions member; each present only when non-empty."""
+    companions = dict(runtime)
+    if checkpoints:
+        companions[projection_companion.COMPANION] = projection_companion.checkpoints_json(
+            checkpoints
+        )
+    if spills:
+        companions[spill_companion.COMPANION] = spill_companion.spills_json(spills)
+    return companions
+
+
+def _definitions(projections: object) -> dict[str, ProjectionDefinition]:
+    """PRJ-043: the caller's definitions for an import, by name (names unique)."""
+    if isinstance(projections, (str, bytes)) or not isinstance(projections, Sequence):
+        raise InvalidInputError(
+            "projections is a sequence of ProjectionDefinition", requirement="PRJ-043",
+            field="projections",
+        )
+    found: dict[str, ProjectionDefinition] = {}
+    for definition in projections:
+        checked = check_definition(definition)
+        if checked.name in found:
+            raise InvalidInputError(
+                f"projection {checked.name!r} is given twice", requirement="PRJ-043",
+                field="projections",
+            )
+        found[checked.name] = checked
+    return found
 
 
 def validated_batch(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from convledger.projections import SUMMARY
 from convledger.runtime import Accept
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
@@ -18,6 +19,7 @@ from convledger_conformance.checks._support import (
     refused,
     run_once,
 )
+from convledger_conformance.projection_model import extended
 from convledger_conformance.registry import CheckContext, check
 
 _ACCEPT = Accept("cap-key", "cap-input", "cap-run", "cap-answer", {"text": "x"})
@@ -33,11 +35,34 @@ ABSENT_OPERATIONS: dict[Capability, tuple[tuple[str, Callable[[LedgerStore], obj
         ("scan_recoverable", lambda store: store.scan_recoverable()),
     ),
     Capability.PURGE: (("purge", lambda store: store.purge("c")),),
+    Capability.PROJECTIONS: (
+        ("catch_up", lambda store: extended(store).catch_up("c", SUMMARY)),
+        ("load_checkpoint", lambda store: extended(store).load_checkpoint("c", "n")),
+        ("projection_status", lambda store: extended(store).projection_status("c", "n")),
+    ),
+    Capability.SPILLS: (
+        ("put_spill", lambda store: extended(store).put_spill(
+            "c", b"x", media_type="text/plain", reference="cap-r",
+            operation={"operationId": "op", "authorization": {}},
+            event_id="cap-spill", occurred_at=STAMP)),
+        ("get_spill", lambda store: extended(store).get_spill(
+            "c", "cap-r", authorize=lambda _: True)),
+        ("delete_spill", lambda store: extended(store).delete_spill(
+            "c", "cap-r", event_id="cap-delete", occurred_at=STAMP)),
+        ("export_bundle", lambda store: extended(store).export_bundle("c")),
+        ("import_bundle", lambda store: extended(store).import_bundle(b"\xa0")),
+    ),
+    Capability.SEARCH: (
+        ("search", lambda store: extended(store).search("c", "word")),
+        ("search with a callback", lambda store: extended(store).search(
+            "c", "word", authorize=lambda _: True)),
+    ),
 }
 """The operations of each optional capability the interface has today (CAP-002).
 
-The chapters still to come (projections, spills, search, migration,
-multi_process) add their operations here as the interface grows. The import
+Migration and multi_process are properties of opening a file, not
+operations; the chapters still to come add their operations here as the
+interface grows. The import
 of a ``runtime`` companion without capability transitions is refused too
 (TRN-109, checked in :mod:`convledger_conformance.checks.transitions`).
 """

@@ -267,7 +267,8 @@ def check_sqlite_fts_index(ctx: CheckContext) -> None:
 # -- opening ---------------------------------------------------------------------------------
 
 
-@check("SQL-010", "SQL-011", "SQL-048", capability=Capability.PERSISTENCE)
+@check("SQL-010", "SQL-011", "SQL-048", capability=Capability.PERSISTENCE,
+       also=(Capability.MIGRATION,))
 def check_sqlite_create_and_reopen(ctx: CheckContext) -> None:
     """SQL-010, SQL-011, SQL-048: a new file is version 2 with 16 KiB pages; it reopens as is."""
     ids = ("SQL-010", "SQL-011", "SQL-048")
@@ -559,7 +560,7 @@ def check_sqlite_write_lock(ctx: CheckContext) -> None:
             fail("SQL-040", f"concurrent writers left seqs {seqs!r}")
 
 
-@check("SQL-042", capability=Capability.PERSISTENCE)
+@check("SQL-042", capability=Capability.PERSISTENCE, also=(Capability.MIGRATION,))
 def check_sqlite_durability(ctx: CheckContext) -> None:
     """SQL-042: WAL and synchronous FULL by default, NORMAL on request, OFF refused."""
     with workspace(ctx, ["SQL-042"]) as (opener, directory):
@@ -638,7 +639,7 @@ def check_sqlite_export_snapshot(ctx: CheckContext) -> None:
             writer.close()
 
 
-@check("SQL-046", capability=Capability.PERSISTENCE)
+@check("SQL-046", capability=Capability.PERSISTENCE, also=(Capability.MIGRATION,))
 def check_sqlite_full_disk(ctx: CheckContext) -> None:
     """SQL-046: a write past the page limit is an unavailable refusal that stores nothing."""
 

@@ -7,6 +7,14 @@ on generated values (house rule: optimized code lives apart, as
 
 ``convledger.fast.canonical``: :func:`~convledger.fast.canonical.encode`, the
 same bytes and refusals as :func:`convledger.canonical.encode` (CAN-001).
+
+``convledger.fast.decode``: :func:`~convledger.fast.decode.decode_stored`, the
+value :func:`convledger.canonical.decode` gives for every canonical text, at
+the speed of the C scanner (the SQLite read path, ``tests/test_fast_decode.py``).
+
+``convledger.fast.archive``: :func:`~convledger.fast.archive.encode_stored`, the
+archive bytes of ``encode_archive`` written from stored rows without decoding
+the payloads (``tests/test_fast_archive.py``).
 """
 
 from convledger.fast.canonical import encode

@@ -5,7 +5,10 @@ exact string received, ``payload`` the canonical JSON text of the payload
 (written by ``convledger.fast.canonical``, which its tests hold to the same
 bytes as the clear encoder),
 ``ignorable`` 0 or 1. Decoding a row therefore gives back an envelope with the
-same canonical bytes (ENV-011).
+same canonical bytes (ENV-011). The payload text is read back by
+``convledger.fast.decode.decode_stored``, which gives the value the strict
+decoder ``convledger.canonical.decode`` gives on every canonical text (the
+store wrote it), at the speed of the C decoder (``tests/test_fast_decode.py``).
 
 Every statement that reads the ledger is named here, so a test can ask SQLite
 for its query plan and prove it is a SEARCH on an index, never a SCAN of
@@ -16,12 +19,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from typing import cast
 
 from convledger import canonical
-from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.fast import canonical as fast_canonical
+from convledger.fast.decode import decode_stored
 
 MAX_SEQ = canonical.MAX_SAFE_INTEGER
 """The largest seq an envelope may carry (ENV-006); the open upper end of a window."""
@@ -95,7 +97,7 @@ def envelope_of(row: Row) -> Envelope:
         seq=seq,
         kind=kind,
         occurred_at=occurred_at,
-        payload=cast(JsonValue, canonical.decode(payload.encode("utf-8"))),
+        payload=decode_stored(payload),
         ignorable=ignorable == 1,
     )
 
@@ -133,3 +135,22 @@ def export_events(connection: sqlite3.Connection, conversation_id: str) -> list[
     """ARC-001: every envelope of one conversation; the caller holds the read transaction."""
     rows = connection.execute(EXPORT_EVENTS, (conversation_id,))
     return [envelope_of(row) for row in rows.fetchall()]
+
+
+def export_rows(connection: sqlite3.Connection, conversation_id: str) -> list[Row]:
+    """ARC-001: every stored row of one conversation, undecoded, for
+    ``convledger.fast.archive.encode_stored``; the caller holds the read transaction."""
+    return list(connection.execute(EXPORT_EVENTS, (conversation_id,)).fetchall())
+
+
+def insert_placed(
+    connection: sqlite3.Connection, envelopes: Iterable[Envelope]
+) -> tuple[Envelope, ...]:
+    """Store envelopes (as :func:`insert_events`) and return them as read back from their rows.
+
+    Each payload is encoded once: the row inserted is the row decoded, so the
+    result is what a later read returns (SQL-005, LED-014).
+    """
+    stored = [event_row(envelope) for envelope in envelopes]
+    connection.executemany(INSERT_EVENT, stored)
+    return tuple(envelope_of(row) for row in stored)

@@ -35,18 +35,29 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
+import attrs
+
 from convledger.archive import Archive
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError
 from convledger.kinds import KindRegistry
+from convledger.projections.companion import COMPANION as PROJECTIONS
+from convledger.projections.companion import parse_checkpoints
+from convledger.projections.definition import Checkpoint, ProjectionDefinition
 from convledger.runtime.companion import companions_for, runtime_of
 from convledger.runtime.operations import RecoveryCursor
 from convledger.runtime.records import Run
 from convledger.runtime.state import RUNTIME_KINDS, Snapshot
 from convledger.runtime.transitions import Transition
 from convledger.runtime.view import Outcome
+from convledger.search.operations import Allowed, Hit
+from convledger.spills.companion import COMPANION as SPILLS
+from convledger.spills.companion import parse_spills
+from convledger.spills.objects import SpillMetadata
+from convledger.sqlite import companions as side
 from convledger.sqlite import rows, runtime, runtime_view
+from convledger.sqlite import search as fts
 from convledger.sqlite.errors import (
     NestedStoreCallError,
     StoreClosedError,
@@ -58,11 +69,20 @@ from convledger.store import (
     Capability,
     LedgerStore,
     StoreBase,
+    companions_of,
     not_supported,
     validated_batch,
 )
 
-_RUNTIME = frozenset({Capability.TRANSITIONS, Capability.PURGE})
+_RUNTIME = frozenset(
+    {
+        Capability.TRANSITIONS,
+        Capability.PURGE,
+        Capability.PROJECTIONS,
+        Capability.SPILLS,
+        Capability.SEARCH,
+    }
+)
 FILE_CAPABILITIES = _RUNTIME | frozenset(
     {Capability.LEDGER, Capability.PERSISTENCE, Capability.MIGRATION, Capability.MULTI_PROCESS}
 )
@@ -255,10 +275,28 @@ class SqliteStore(StoreBase):
     def _export_contents(
         self, conversation_id: str
     ) -> tuple[Sequence[Envelope], dict[str, JsonValue]]:
-        """SQL-045, TRN-107: events and the runtime companion in one read transaction."""
+        """SQL-045, TRN-107: events and every companion in one read transaction."""
         with self._transaction("export", write=False) as connection:
             events = rows.export_events(connection, conversation_id)
-            return events, companions_for(runtime_view.load_state(connection, conversation_id))
+            return events, companions_of(
+                companions_for(runtime_view.load_state(connection, conversation_id)),
+                side.load_checkpoints(connection, conversation_id),
+                side.live_spills(connection, conversation_id),
+            )
+
+    def _export_bundle_contents(
+        self, conversation_id: str
+    ) -> tuple[Sequence[Envelope], dict[str, JsonValue], dict[str, bytes]]:
+        """SQL-045, SPL-054: events, companions and spill bytes in one read transaction."""
+        with self._transaction("export", write=False) as connection:
+            events = rows.export_events(connection, conversation_id)
+            spills, objects = side.live_objects(connection, conversation_id)
+            companions = companions_of(
+                companions_for(runtime_view.load_state(connection, conversation_id)),
+                side.load_checkpoints(connection, conversation_id),
+                spills,
+            )
+            return events, companions, objects
 
     def _import(self, archive: Archive) -> None:
         state = runtime_of(archive.conversation_id, archive.companions)
@@ -283,6 +321,7 @@ class SqliteStore(StoreBase):
             rows.insert_events(connection, archive.events)
             if state is not None:  # TRN-105: the companion's rows, in the same transaction
                 runtime.write_state(connection, state, _last_runtime_time(archive.events))
+            _import_companions(connection, archive, self._settings.clock())
 
     # -- runtime transitions, bounded reads and purge (SQL-050 .. SQL-056) ------------------------
 
@@ -322,6 +361,78 @@ class SqliteStore(StoreBase):
         purged_at = self._settings.clock()
         with self._transaction("purge", write=True) as connection:
             return runtime.purge(connection, conversation_id, purged_at)
+
+
+    # -- projections, spills and search (SQL-060 .. SQL-066) --------------------------------------
+
+    def _catch_up(
+        self, conversation_id: str, definition: ProjectionDefinition, max_events: int
+    ) -> Checkpoint:
+        """SQL-060: read, fold and write the checkpoint in one write transaction."""
+        updated_at = self._settings.clock()
+        with self._transaction("catch_up", write=True) as connection:
+            runtime.refuse_purged(connection, conversation_id)
+            return side.catch_up(
+                connection, conversation_id, definition, self.registry, max_events,
+                updated_at, self._probe,
+            )
+
+    def _load_checkpoint(self, conversation_id: str, name: str) -> Checkpoint | None:
+        with self._gate("load_checkpoint") as connection, driver_boundary("load_checkpoint"):
+            return side.load_checkpoint(connection, conversation_id, name)
+
+    def _projection_status(
+        self, conversation_id: str, name: str
+    ) -> tuple[Checkpoint | None, int]:
+        with self._transaction("projection_status", write=False) as connection:
+            stored = side.load_checkpoint(connection, conversation_id, name)
+            return stored, rows.head_of(connection, conversation_id)
+
+    def _put_spill(
+        self, conversation_id: str, metadata: SpillMetadata, data: bytes, draft: EventDraft
+    ) -> SpillMetadata:
+        """SQL-062: the event and the object in one write transaction."""
+        with self._transaction("put_spill", write=True) as connection:
+            runtime.refuse_purged(connection, conversation_id)
+            side.refuse_live_reference(connection, conversation_id, metadata.reference)
+            placed = _append_checked(connection, conversation_id, (draft,), None)
+            self._probe("event")
+            stored = attrs.evolve(metadata, created_seq=placed[0].seq)
+            side.insert_spill(connection, conversation_id, stored, data)
+            self._probe("spill")
+            return stored
+
+    def _get_spill(
+        self, conversation_id: str, reference: str
+    ) -> tuple[SpillMetadata, bytes] | None:
+        with self._gate("get_spill") as connection, driver_boundary("get_spill"):
+            return side.live_spill(connection, conversation_id, reference)
+
+    def _delete_spill(
+        self, conversation_id: str, reference: str, draft_for: Callable[[int], EventDraft]
+    ) -> Envelope:
+        """SQL-063: the deletion and its event in one write transaction."""
+        with self._transaction("delete_spill", write=True) as connection:
+            runtime.refuse_purged(connection, conversation_id)
+            removed = side.delete_spill(connection, conversation_id, reference)
+            self._probe("spill")
+            draft = draft_for(removed.size)
+            self.registry.check_payload(draft.kind, draft.schema_version, draft.payload)
+            placed = _append_checked(connection, conversation_id, (draft,), None)
+            self._probe("event")
+            return placed[0]
+
+    def _search(
+        self,
+        requester: str,
+        words: tuple[str, ...],
+        scope: tuple[str, ...] | None,
+        limit: int,
+        allowed: Allowed,
+    ) -> list[Hit]:
+        """SQL-066: both parts of a search in one read transaction."""
+        with self._transaction("search", write=False) as connection:
+            return fts.search(connection, requester, words, scope, limit, allowed)
 
 
 class LedgerTransaction:
@@ -385,6 +496,7 @@ def _append_checked(
         raise DuplicateError(
             f"eventId {stored!r} already exists", requirement="LED-003", identity=stored
         )
+    side.refuse_live_spill_events(connection, conversation_id, drafts)
     placed = tuple(
         Envelope.from_draft(draft, conversation_id, head + offset)
         for offset, draft in enumerate(drafts, start=1)
@@ -398,6 +510,17 @@ def _append_event(
 ) -> tuple[Envelope, ...]:
     """A transition's event, by the append path: seq head+1, eventId unique (TRN-008)."""
     return _append_checked(connection, conversation_id, drafts, None)
+
+
+def _import_companions(connection: sqlite3.Connection, archive: Archive, now: str) -> None:
+    """PRJ-044, SPL-055: the checked checkpoints and spill objects, in the import's transaction."""
+    cid = archive.conversation_id
+    if PROJECTIONS in archive.companions:
+        checkpoints = parse_checkpoints(archive.companions[PROJECTIONS])
+        side.write_checkpoints(connection, cid, checkpoints, now)
+    if SPILLS in archive.companions:
+        for metadata in parse_spills(archive.companions[SPILLS]):
+            side.insert_spill(connection, cid, metadata, archive.objects[metadata.reference])
 
 
 def _last_runtime_time(events: Sequence[Envelope]) -> str:

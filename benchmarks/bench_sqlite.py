@@ -1,0 +1,227 @@
+"""The SQLite reference store against bare ``sqlite3`` on the same schema, in one run (issue 8).
+
+Every figure is measured by ``convledger_conformance.bench`` (the same code an
+implementer runs with ``--bench``), with pytest-benchmark driving the rounds:
+one round runs the store call and its floor in rotation, the figure's own
+medians, ratio and spreads go into ``benchmark.extra_info`` (``figure``,
+``ratio``, ``store_median``, ``floor_median``, ``rate``, ``store_spread``,
+``floor_spread``), where ``benchmarks/gate.py`` reads them from
+``--benchmark-json``. pytest-benchmark's own columns time the whole round
+(store + floor) and are not the figure.
+
+Ledgers: ``bench.build_reference_file`` at each ``--bench-sizes`` size (1000
+events per conversation, filled in interleaved turns of 10), cached on disk
+under ``--bench-cache`` with ``raw_sqlite.cached_file``. Reads run on a
+pristine copy per size; writes run on another copy per size, next to a
+:class:`~convledger_conformance.bench.Floor` (a recording copy and a bare
+copy), so store and floor always write into identical files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from raw_sqlite import cached_file
+
+from conftest import ledger_sizes
+from convledger.capabilities import Capability
+from convledger.memory import MemoryStore
+from convledger.sqlite import SqliteStore
+from convledger_conformance import bench
+
+CACHE_FORMAT = "v1"
+"""Change when ``bench.build_reference_file`` writes something else."""
+
+
+@attrs.define
+class SqliteBench:
+    """The session's ledgers, stores and floors, by size."""
+
+    plan: bench.Plan
+    work: Path
+    cache: Path
+    references: dict[int, Path] = attrs.Factory(dict)
+    readers: dict[int, SqliteStore] = attrs.Factory(dict)
+    writers: dict[int, tuple[SqliteStore, bench.Floor]] = attrs.Factory(dict)
+    bases: Iterator[int] = attrs.Factory(lambda: iter(range(10**8, 10**12, 10**7)))
+
+    def reference(self, size: int) -> Path:
+        """The cached reference ledger of ``size`` events."""
+        if size not in self.references:
+            self.references[size] = cached_file(
+                self.cache,
+                f"ledger-{CACHE_FORMAT}-{size}.sqlite",
+                lambda path: bench.build_reference_file(path, size),
+            )
+        return self.references[size]
+
+    def reader(self, size: int) -> SqliteStore:
+        """A store on a pristine copy of the reference ledger (reads, export)."""
+        if size not in self.readers:
+            copy = bench.copy_ledger(self.reference(size), self.work / f"read-{size}.sqlite")
+            self.readers[size] = SqliteStore(copy)
+        return self.readers[size]
+
+    def writer(self, size: int) -> tuple[SqliteStore, bench.Floor]:
+        """A store on a copy of the reference ledger, and the floor beside it."""
+        if size not in self.writers:
+            directory = self.work / f"write-{size}"
+            directory.mkdir()
+            copy = bench.copy_ledger(self.reference(size), directory / "store.sqlite")
+            self.writers[size] = (SqliteStore(copy), bench.Floor(self.reference(size), directory))
+        return self.writers[size]
+
+    def base(self) -> int:
+        """A fresh range of draft indexes (eventIds never seen before)."""
+        return next(self.bases)
+
+    def close(self) -> None:
+        """Close every store and floor."""
+        for reader in self.readers.values():
+            reader.close()
+        for writer, floor in self.writers.values():
+            writer.close()
+            floor.close()
+
+
+@pytest.fixture(scope="session")
+def sqlite_bench(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SqliteBench]:
+    """The session's :class:`SqliteBench` (ledgers built or taken from the cache)."""
+    config = request.config
+    quick = bool(config.getoption("--bench-quick"))
+    cache = Path(str(config.getoption("--bench-cache"))).expanduser()
+    state = SqliteBench(bench.Plan.of(quick=quick, sizes=ledger_sizes(config)),
+                        tmp_path_factory.mktemp("sqlite-bench"), cache)
+    yield state
+    state.close()
+
+
+def pedantic(benchmark: Any) -> bench.Runner:
+    """A runner that lets pytest-benchmark drive the interleaved rounds."""
+
+    def run(one_round: Callable[[], None], rounds: int, warmup: int) -> None:
+        benchmark.pedantic(one_round, rounds=rounds, warmup_rounds=warmup, iterations=1)
+
+    return run
+
+
+def keep(benchmark: Any, figure: bench.Figure) -> None:
+    """Put the figure where the gate and the closing table find it."""
+    benchmark.extra_info.update(figure.as_json())
+    benchmark.extra_info["baseline"] = False
+
+
+def _smallest(request: pytest.FixtureRequest) -> int:
+    return min(ledger_sizes(request.config))
+
+
+@pytest.mark.benchmark(group="sqlite: append vs raw replay")
+@pytest.mark.parametrize("name", ["transition", *bench.APPENDS])
+def test_append(benchmark: Any, sqlite_bench: SqliteBench, ledger_size: int, name: str) -> None:
+    """Appends (LED-001) and transitions (TRN-001) against bare sqlite3 running their statements."""
+    store, floor = sqlite_bench.writer(ledger_size)
+    plan = sqlite_bench.plan
+    if name == "transition":
+        figure = bench.transition_figure(store, floor, ledger_size, plan.append_rounds,
+                                         base=sqlite_bench.base(), runner=pedantic(benchmark))
+    else:
+        rounds = plan.append_rounds if name == "single" else plan.batch_rounds
+        if name == "batch10":
+            rounds *= 2
+        figure = bench.append_figure(store, floor, ledger_size, name, rounds,
+                                     base=sqlite_bench.base(), runner=pedantic(benchmark))
+    assert store.head(bench.conversation_name(0)) == floor.store.head(bench.conversation_name(0))
+    keep(benchmark, figure)
+
+
+@pytest.mark.benchmark(group="sqlite: bounded read vs fetch + json.loads")
+@pytest.mark.parametrize("page", bench.READ_PAGES)
+def test_read(benchmark: Any, sqlite_bench: SqliteBench, ledger_size: int, page: int) -> None:
+    """A page of decoded envelopes (LED-007) against the same keyset fetch plus json.loads."""
+    store = sqlite_bench.reader(ledger_size)
+    floor = bench.raw_connection(
+        bench.copy_ledger(sqlite_bench.reference(ledger_size),
+                          sqlite_bench.work / f"read-floor-{ledger_size}-{page}.sqlite")
+    )
+    try:
+        figure = bench.read_figure(store, floor, ledger_size, page, sqlite_bench.plan.read_rounds,
+                                   runner=pedantic(benchmark))
+    finally:
+        floor.close()
+    keep(benchmark, figure)
+
+
+@pytest.mark.benchmark(group="sqlite: read scaling")
+def test_read_scaling(
+    benchmark: Any, sqlite_bench: SqliteBench, request: pytest.FixtureRequest
+) -> None:
+    """A page of 100 at the largest size against the same read at the smallest, interleaved."""
+    sizes = ledger_sizes(request.config)
+    small, large = min(sizes), max(sizes)
+    if small == large:
+        pytest.skip("one ledger size: nothing to scale against")
+    figure = bench.scaling_figure(sqlite_bench.reader(small), sqlite_bench.reader(large),
+                                  (small, large), sqlite_bench.plan.read_rounds,
+                                  runner=pedantic(benchmark))
+    keep(benchmark, figure)
+
+
+@pytest.mark.benchmark(group="sqlite: export and import")
+def test_export(benchmark: Any, sqlite_bench: SqliteBench, request: pytest.FixtureRequest) -> None:
+    """Export of a 1000-event conversation (ARC-001) against rfc8785 on each of its events."""
+    figure = bench.export_figure(sqlite_bench.reader(_smallest(request)),
+                                 sqlite_bench.plan.export_rounds, runner=pedantic(benchmark))
+    assert figure is not None
+    keep(benchmark, figure)
+
+
+@pytest.mark.benchmark(group="sqlite: export and import")
+def test_import(benchmark: Any, sqlite_bench: SqliteBench, request: pytest.FixtureRequest) -> None:
+    """Import of a 1000-event archive (ARC-003) against bare sqlite3 running its statements."""
+    store, floor = sqlite_bench.writer(_smallest(request))
+    figure = bench.import_figure(store, floor, sqlite_bench.plan.export_rounds,
+                                 base=sqlite_bench.base(), runner=pedantic(benchmark))
+    keep(benchmark, figure)
+
+
+@pytest.mark.benchmark(group="canonical and in-memory")
+def test_canonical(benchmark: Any, sqlite_bench: SqliteBench) -> None:
+    """The fast canonical encoder (the store's) against rfc8785 on one envelope."""
+    figure = bench.canonical_figure(sqlite_bench.plan.read_rounds, runner=pedantic(benchmark))
+    assert figure is not None
+    keep(benchmark, figure)
+
+
+@pytest.mark.benchmark(group="canonical and in-memory")
+@pytest.mark.parametrize("name", ["single", "batch100"])
+def test_memory_append(benchmark: Any, sqlite_bench: SqliteBench, name: str) -> None:
+    """Events/s of MemoryStore appends (the in-memory budget is a rate)."""
+    keep(benchmark, bench.memory_append_figure(name, sqlite_bench.plan.append_rounds,
+                                               runner=pedantic(benchmark)))
+
+
+@pytest.mark.benchmark(group="projections")
+@pytest.mark.parametrize("store_name", ["sqlite", "memory"])
+def test_catch_up(
+    benchmark: Any, sqlite_bench: SqliteBench, request: pytest.FixtureRequest, store_name: str
+) -> None:
+    """Projection catch-up (PRJ-011) of 1000 events, when the store declares projections."""
+    if store_name == "sqlite":
+        store: Any = sqlite_bench.reader(_smallest(request))
+    else:
+        store = MemoryStore()
+        bench.fill(store, 1000)
+    if Capability.PROJECTIONS not in store.capabilities:
+        pytest.skip(f"not yet measurable: the {store_name} store does not declare projections")
+    figure = bench.catch_up_figure(store, sqlite_bench.plan.export_rounds,
+                                   figure_id=f"projection.catch_up.{store_name}",
+                                   runner=pedantic(benchmark))
+    assert figure is not None
+    keep(benchmark, figure)
+

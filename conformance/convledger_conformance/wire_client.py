@@ -1,0 +1,480 @@
+"""A :class:`~convledger.store.LedgerStore` proxy over a subprocess (chapter ``wire.md``).
+
+Theory of operation
+-------------------
+:class:`WireStoreFactory` starts the server command once, greets it
+(``hello``, WIR-006) and then makes one store per call with ``newStore``
+(WIR-020): a conformance run's fresh store per Hypothesis example costs one
+round trip, not a process start. Each :class:`WireStore` holds a handle and
+turns every method of the store interface into one request (WIR-013, WIR-015); its
+refusals come back as the typed errors of :mod:`convledger.errors`, built from
+the normative kind (WIR-008), so every check, the state machines with their
+shrinking and the vectors run unchanged.
+
+Requests go one at a time under a lock (the checks call stores from several
+threads; the server answers in order, WIR-005). Every reply is awaited with a
+timeout: a server that hangs, exits or answers something that is not a reply
+raises a :class:`WireError`, which is never a store refusal, so no check can
+take a dead server for a conforming one (WIR-009). After one such error the
+connection is broken and every later call raises at once.
+
+A value that has no CBOR image (a string with a lone surrogate, a set, an
+arbitrary object) cannot be sent; the proxy refuses it with ``invalid_input``
+itself (WIR-011), as every conforming store must.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import select
+import shlex
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import IO, Any, Final, TypeVar
+
+from convledger.envelope import Envelope, EventDraft
+from convledger.errors import InvalidInputError, LedgerError
+from convledger.kinds import KindRegistry, default_registry
+from convledger.runtime.operations import PurgeOutcome, RecoveryCursor, RecoveryPage
+from convledger.runtime.records import Run
+from convledger.runtime.state import Snapshot
+from convledger.runtime.transitions import Transition
+from convledger.runtime.view import Outcome
+from convledger.store import DEFAULT_READ_LIMIT, Capability, ImportReport, LedgerStore, Page
+from convledger.wire import values
+from convledger.wire.frames import MAX_FRAME, FrameError, decode_body, encode_frame
+from convledger.wire.server import PROTOCOL_VERSION
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT: Final = 60.0
+"""Seconds to wait for one reply before the server counts as hung (WIR-009)."""
+_STDERR_TAIL = 2000
+
+
+class WireError(Exception):
+    """The server cannot be used: it hung, exited or broke the protocol (WIR-009).
+
+    Deliberately not a :class:`~convledger.errors.LedgerError`: it is never a
+    refusal of the store under test.
+    """
+
+
+class WireTimeoutError(WireError):
+    """No reply came within the timeout; the server was killed."""
+
+
+class ServerExitedError(WireError):
+    """The server process ended (or could not start)."""
+
+
+class WireProtocolError(WireError):
+    """The server answered something that is not a reply of this protocol."""
+
+
+class WireConnection:
+    """One server subprocess and the request/reply exchange with it."""
+
+    def __init__(self, command: str | Sequence[str], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._next_id = 1
+        self._broken: WireError | None = None
+        self._buffer = bytearray()
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
+        try:
+            self._process = subprocess.Popen(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr
+            )
+        except OSError as error:
+            raise ServerExitedError(f"cannot start {self.argv!r}: {error}") from error
+        try:
+            hello = self.request("hello", {"protocol": PROTOCOL_VERSION})
+        except LedgerError as refusal:
+            self._break(WireProtocolError(f"the server refused hello: {refusal!r}"))
+            raise self._broken from None  # type: ignore[misc]
+        if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL_VERSION:
+            self._break(WireProtocolError(f"the server's hello is {hello!r}"))
+            raise self._broken  # type: ignore[misc]
+        self.hello: dict[str, Any] = hello
+
+    @property
+    def spec_version(self) -> str:
+        """The spec version the server implements (from hello)."""
+        return str(self.hello.get("spec"))
+
+    def request(self, op: str, args: dict[str, Any]) -> Any:
+        """Send one request and return its ``ok`` value; a refusal raises its typed error."""
+        with self._lock:
+            if self._broken is not None:
+                raise ServerExitedError(f"the server is unusable: {self._broken}")
+            ident = self._next_id
+            self._next_id += 1
+            try:
+                frame = encode_frame({"id": ident, "op": op, "args": args})
+            except FrameError as error:
+                raise InvalidInputError(f"{error}", requirement="WIR-001") from None
+            reply = self._exchange(frame, op)
+        if not isinstance(reply, dict) or reply.get("id") != ident or (
+            ("ok" in reply) == ("error" in reply)
+        ):
+            self._break(WireProtocolError(f"{op}: {reply!r} is not the reply to request {ident}"))
+            raise self._broken  # type: ignore[misc]
+        if "error" in reply:
+            try:
+                refusal = values.error_in(reply["error"])
+            except values.ReplyError as error:
+                raise WireProtocolError(f"{op}: {error}") from None
+            raise refusal
+        return reply["ok"]
+
+    def exchange_raw(self, data: bytes, replies: int) -> list[Any]:
+        """Send ``data`` as it is and return the next ``replies`` reply frames, decoded.
+
+        For the protocol checks (:mod:`convledger_conformance.checks.wire`),
+        which send frames the proxy itself never writes.
+        """
+        with self._lock:
+            if self._broken is not None:
+                raise ServerExitedError(f"the server is unusable: {self._broken}")
+            found = [self._exchange(data, "raw")]
+            deadline = time.monotonic() + self.timeout
+            for _ in range(replies - 1):
+                size = int.from_bytes(self._read(4, deadline, "raw"), "big")
+                if size > MAX_FRAME:
+                    raise WireProtocolError(f"a reply of {size} bytes exceeds {MAX_FRAME}")
+                found.append(decode_body(self._read(size, deadline, "raw")))
+            return found
+
+    def _exchange(self, frame: bytes, op: str) -> Any:
+        deadline = time.monotonic() + self.timeout
+        stdin = self._process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(frame)
+            stdin.flush()
+            size = int.from_bytes(self._read(4, deadline, op), "big")
+            if size > MAX_FRAME:
+                raise FrameError(f"a reply of {size} bytes exceeds {MAX_FRAME} (WIR-001)")
+            body = self._read(size, deadline, op)
+            return decode_body(body)
+        except (BrokenPipeError, ConnectionResetError) as error:
+            self._break(ServerExitedError(f"{op}: the server closed its input: {error}"))
+        except FrameError as error:
+            self._break(WireProtocolError(f"{op}: {error}"))
+        except WireError as error:
+            self._break(error)
+        raise self._broken  # type: ignore[misc]
+
+    def _read(self, size: int, deadline: float, op: str) -> bytes:
+        stdout = self._process.stdout
+        assert stdout is not None
+        descriptor = stdout.fileno()
+        while len(self._buffer) < size:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._process.kill()
+                raise WireTimeoutError(
+                    f"{op}: no reply within {self.timeout} s; the server was killed{self._tail()}"
+                )
+            ready, _, _ = select.select([descriptor], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(descriptor, max(65536, size - len(self._buffer)))
+            if not chunk:
+                code = self._process.wait()
+                raise ServerExitedError(
+                    f"{op}: the server exited with status {code}{self._tail()}"
+                )
+            self._buffer.extend(chunk)
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def _tail(self) -> str:
+        try:
+            self._stderr.seek(0, os.SEEK_END)
+            end = self._stderr.tell()
+            self._stderr.seek(max(0, end - _STDERR_TAIL))
+            text = self._stderr.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+        return f"; its standard error ends:\n{text}" if text else ""
+
+    def _break(self, error: WireError) -> None:
+        if self._broken is None:
+            self._broken = error
+        if self._process.poll() is None:
+            self._process.kill()
+
+    def close(self) -> None:
+        """End the server: close its input, wait briefly, then kill it."""
+        with self._lock:
+            if self._process.stdin is not None and not self._process.stdin.closed:
+                with contextlib.suppress(OSError):
+                    self._process.stdin.close()
+            try:
+                self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            if self._process.stdout is not None:
+                self._process.stdout.close()
+            self._stderr.close()
+            if self._broken is None:
+                self._broken = ServerExitedError("the connection was closed")
+
+
+class WireStoreFactory:
+    """A conformance factory: each call returns a fresh, empty store of one server (WIR-020)."""
+
+    def __init__(self, command: str | Sequence[str], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.command = command
+        self.timeout = timeout
+        self._connection: WireConnection | None = None
+        atexit.register(self.close)
+
+    @property
+    def connection(self) -> WireConnection:
+        """The server connection, started and greeted on first use."""
+        if self._connection is None:
+            self._connection = WireConnection(self.command, timeout=self.timeout)
+        return self._connection
+
+    def __call__(self) -> LedgerStore:
+        """A new empty store (``newStore``)."""
+        connection = self.connection
+        return WireStore(connection, connection.request("newStore", {}))
+
+    def close(self) -> None:
+        """Stop the server, if it was started."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def __repr__(self) -> str:
+        return f"WireStoreFactory({self.command!r})"
+
+
+def _refuse_unencodable(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return call()
+    except values.Unencodable as error:
+        raise InvalidInputError(f"{error}", requirement="WIR-011") from None
+
+
+class WireStore:
+    """One store of a server, behind the store interface (WIR-013, WIR-015)."""
+
+    def __init__(self, connection: WireConnection, created: object) -> None:
+        if not isinstance(created, dict) or not isinstance(created.get("store"), int):
+            raise WireProtocolError(f"newStore answered {created!r}")
+        self._connection = connection
+        self.handle: int = created["store"]
+        self._capabilities = _capabilities(created.get("capabilities"))
+        self._registry = default_registry()
+        self._closed = False
+
+    def _call(self, op: str, build: Callable[[], dict[str, Any]] = dict) -> Any:
+        args = _refuse_unencodable(build)
+        args["store"] = self.handle
+        return self._connection.request(op, args)
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """The declaration ``newStore`` returned (CAP-001, WIR-021)."""
+        return self._capabilities
+
+    @property
+    def registry(self) -> KindRegistry:
+        """The registry of ``kinds.json`` of the spec version the server announced (WIR-022)."""
+        return self._registry
+
+    def append(
+        self,
+        conversation_id: str,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_head: int | None = None,
+    ) -> tuple[Envelope, ...]:
+        """``append`` (WIR-013, WIR-015)."""
+
+        def build() -> dict[str, Any]:
+            args = {
+                "conversationId": values.value_out(conversation_id),
+                "drafts": values.drafts_out(drafts),
+            }
+            if expected_head is not None:
+                args["expectedHead"] = values.value_out(expected_head)
+            return args
+
+        return _reply(values.envelopes_in, self._call("append", build))
+
+    def read(
+        self,
+        conversation_id: str,
+        *,
+        from_seq: int = 1,
+        to_seq: int | None = None,
+        limit: int = DEFAULT_READ_LIMIT,
+    ) -> Page:
+        """``read``: every argument travels, defaults included (WIR-013, WIR-015)."""
+
+        def build() -> dict[str, Any]:
+            args = {
+                "conversationId": values.value_out(conversation_id),
+                "fromSeq": values.value_out(from_seq),
+                "limit": values.value_out(limit),
+            }
+            if to_seq is not None:
+                args["toSeq"] = values.value_out(to_seq)
+            return args
+
+        return _reply(values.page_in, self._call("read", build))
+
+    def _conversation_call(self, op: str, conversation_id: object, **extra: object) -> Any:
+        def build() -> dict[str, Any]:
+            args = {"conversationId": values.value_out(conversation_id)}
+            args.update({key: values.value_out(item) for key, item in extra.items()})
+            return args
+
+        return self._call(op, build)
+
+    def head(self, conversation_id: str) -> int:
+        """``head``."""
+        value = self._conversation_call("head", conversation_id)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise WireProtocolError(f"head answered {value!r}")
+        return value
+
+    def export_conversation(self, conversation_id: str) -> bytes:
+        """``exportConversation``: the archive travels as a CBOR byte string."""
+        value = self._conversation_call("exportConversation", conversation_id)
+        if not isinstance(value, bytes):
+            raise WireProtocolError(f"exportConversation answered a {type(value).__name__}")
+        return value
+
+    def import_conversation(self, archive: bytes) -> ImportReport:
+        """``importConversation``."""
+        value = self._call("importConversation", lambda: {"archive": values.value_out(archive)})
+        return _reply(values.import_report_in, value)
+
+    def reopen(self) -> LedgerStore:
+        """``reopen``: this handle closes, the returned one sees the same data."""
+        created = self._call("reopen")
+        self._closed = True
+        store: LedgerStore = WireStore(self._connection, created)
+        return store
+
+    def transition(
+        self, conversation_id: str, transition: Transition, *, event_id: str, occurred_at: str
+    ) -> Outcome:
+        """``transition``: the transition travels as ``{type, input}`` (WIR-015)."""
+        value = self._call("transition", lambda: {
+            "conversationId": values.value_out(conversation_id),
+            "transition": values.transition_out(transition),
+            "eventId": values.value_out(event_id),
+            "occurredAt": values.value_out(occurred_at),
+        })
+        return _reply(values.outcome_in, value)
+
+    def load_run(self, conversation_id: str, run_id: str) -> Run | None:
+        """``loadRun``."""
+        return _reply(values.run_in, self._conversation_call("loadRun", conversation_id,
+                                                             runId=run_id))
+
+    def list_active_runs(self, conversation_id: str) -> tuple[Run, ...]:
+        """``listActiveRuns``."""
+        return _reply(values.runs_in, self._conversation_call("listActiveRuns", conversation_id))
+
+    def load_snapshot(self, conversation_id: str) -> Snapshot:
+        """``loadSnapshot``."""
+        return _reply(values.snapshot_in, self._conversation_call("loadSnapshot", conversation_id))
+
+    def scan_recoverable(
+        self, *, after: RecoveryCursor | None = None, limit: int = 100
+    ) -> RecoveryPage:
+        """``scanRecoverable``."""
+
+        def build() -> dict[str, Any]:
+            args = {"limit": values.value_out(limit)}
+            if after is not None:
+                args["after"] = values.cursor_out(after)
+            return args
+
+        return _reply(values.recovery_page_in, self._call("scanRecoverable", build))
+
+    def purge(self, conversation_id: str) -> PurgeOutcome:
+        """``purge``."""
+        return _reply(values.purge_in, self._conversation_call("purge", conversation_id))
+
+    def close(self) -> None:
+        """``close``; a no-op once closed or when the server is already gone."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(WireError):
+            self._call("close")
+
+    def __getattr__(self, name: str) -> Callable[..., object]:
+        """An operation the proxy does not know: sent as its camelCase request (WIR-007).
+
+        A server that does not carry it answers ``not_supported``; positional
+        arguments travel in ``args``, keyword arguments under their camelCase names,
+        each as null when it has no CBOR image.
+        """
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def call(*positional: object, **keywords: object) -> object:
+            def build() -> dict[str, Any]:
+                args: dict[str, Any] = {"args": [_best_effort(item) for item in positional]}
+                for key, item in keywords.items():
+                    args[_camel(key)] = _best_effort(item)
+                return args
+
+            return self._call(_camel(name), build)
+
+        return call
+
+    def __repr__(self) -> str:
+        return f"WireStore(handle={self.handle})"
+
+
+def _best_effort(value: object) -> Any:
+    """The CBOR image of an argument of an operation the protocol does not carry, or null.
+
+    Such a request is answered ``not_supported`` whatever its arguments (WIR-007),
+    so a value without an image (a callback, a definition object) travels as null.
+    """
+    try:
+        return values.value_out(value)
+    except values.Unencodable:
+        return None
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _reply(decode: Callable[[object], T], value: object) -> T:
+    try:
+        return decode(value)
+    except values.ReplyError as error:
+        raise WireProtocolError(f"{error}") from None
+
+
+def _capabilities(value: object) -> frozenset[Capability]:
+    if not isinstance(value, list):
+        raise WireProtocolError(f"a declaration is an array of names, got {value!r}")
+    try:
+        return frozenset(Capability(name) for name in value)
+    except ValueError as error:
+        raise WireProtocolError(f"an unknown capability in {value!r}: {error}") from None

@@ -1,0 +1,161 @@
+"""The benchmark machinery measures what it claims: the raw floor replays the store's own writes,
+rounds rotate, and the gate flags a figure below its budget (issue 8). No timing is asserted."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+GATE = Path(__file__).resolve().parents[1] / "benchmarks" / "gate.py"
+
+
+def load_gate() -> ModuleType:
+    """``benchmarks/gate.py`` as a module (it is a script, not a package member)."""
+    spec = importlib.util.spec_from_file_location("convledger_gate", GATE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_isolated(code: str, tmp_path: Path) -> None:
+    """Run ``code`` (asserts on ``convledger_conformance.bench``) in a fresh interpreter.
+
+    In a subprocess because importing ``convledger_conformance.bench`` into the
+    test process changes which 20 derandomized programs
+    ``tests/test_sqlite_machine.py::test_machine_kills_the_broken_store``
+    generates (its examples depend on the process's import history), and
+    with them whether that test finds its broken store (reported to the lead).
+    """
+    completed = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), str(tmp_path)],
+        capture_output=True, text=True, check=False, timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_raw_replay_writes_exactly_the_rows_the_store_writes(tmp_path: Path) -> None:
+    """Replaying recorded appends and transitions on a bare copy gives the store's rows."""
+    run_isolated(
+        """
+        import sqlite3, sys
+        from pathlib import Path
+        from convledger_conformance import bench
+
+        def table(path, sql):
+            connection = sqlite3.connect(path)
+            try:
+                return connection.execute(sql).fetchall()
+            finally:
+                connection.close()
+
+        work = Path(sys.argv[1])
+        reference = work / "reference.sqlite"
+        bench.build_reference_file(reference, 30)
+        floor = bench.Floor(reference, work)
+        operations = bench.append_operations(30, 3, 4, base=10**6)
+        operations += bench.transition_operations(3, base=7)
+        for log in floor.record(operations):
+            bench.replay(floor.raw, log)
+        floor.close()
+        for sql in (
+            "SELECT * FROM events ORDER BY conversation_id, seq",
+            "SELECT rowid, * FROM events_fts ORDER BY rowid",
+            "SELECT * FROM heads ORDER BY conversation_id",
+            "SELECT * FROM runs ORDER BY conversation_id, run_id",
+        ):
+            assert table(floor.recorder_path, sql) == table(floor.raw_path, sql), sql
+        assert len(table(floor.raw_path, "SELECT 1 FROM events")) == 30 + 12 + 3
+        """,
+        tmp_path,
+    )
+
+
+def test_interleave_rotates_the_first_contender_and_drops_warmup(tmp_path: Path) -> None:
+    """Round r starts with the r-th contender; warmup rounds leave no sample."""
+    run_isolated(
+        """
+        from convledger_conformance import bench
+
+        order = []
+        samples = bench.interleave(
+            {name: (lambda name=name: order.append(name)) for name in "abc"}, rounds=3, warmup=1
+        )
+        assert order == list("abc" "bca" "cab" "abc"), order
+        assert {name: len(values) for name, values in samples.items()} == {"a": 3, "b": 3, "c": 3}
+        """,
+        tmp_path,
+    )
+
+
+def test_figure_ratio_is_floor_median_over_store_median(tmp_path: Path) -> None:
+    """A store twice as slow as its floor has ratio 0.5 and a rate from its own median."""
+    run_isolated(
+        """
+        from convledger_conformance import bench
+
+        made = bench.figure("x", "x", {"store": [2.0] * 3, "floor": [1.0] * 3}, events=4)
+        assert made.ratio == 0.5 and made.rate == 2.0, made
+        """,
+        tmp_path,
+    )
+
+
+def write_run(path: Path, figures: dict[str, dict[str, float | None]]) -> None:
+    """A pytest-benchmark JSON holding the given figures in ``extra_info``."""
+    entries = [
+        {"extra_info": {"figure": name, "store_spread": 0.0, "floor_spread": 0.0, **info}}
+        for name, info in figures.items()
+    ]
+    path.write_text(json.dumps({"benchmarks": entries}), encoding="utf-8")
+
+
+def test_gate_fails_a_ratio_below_budget_and_passes_one_above(tmp_path: Path) -> None:
+    """A ratio below its minimum is a breach; at or above it passes."""
+    gate = load_gate()
+    budgets = [{"figure": "read", "kind": "ratio", "minimum": 0.7, "target": 0.8}]
+    run = tmp_path / "run.json"
+    write_run(run, {"read": {"ratio": 0.69}})
+    assert gate.judge(budgets, gate.figures_of(run), quick=True)[1] is False
+    write_run(run, {"read": {"ratio": 0.75}})
+    rows, passed = gate.judge(budgets, gate.figures_of(run), quick=True)
+    assert passed is True
+    assert rows[0][-1] == "ok, below target"
+
+
+def test_gate_gates_rates_only_outside_quick(tmp_path: Path) -> None:
+    """An absolute rate below its minimum fails the full gate and is only reported by --quick."""
+    gate = load_gate()
+    budgets = [{"figure": "memory", "kind": "rate", "minimum": 100.0, "target": 100.0}]
+    run = tmp_path / "run.json"
+    write_run(run, {"memory": {"rate": 50.0, "ratio": None}})
+    assert gate.judge(budgets, gate.figures_of(run), quick=True)[1] is True
+    assert gate.judge(budgets, gate.figures_of(run), quick=False)[1] is False
+
+
+def test_gate_fails_a_missing_figure_unless_declared_unmeasurable(tmp_path: Path) -> None:
+    """A budget whose figure did not run is a breach, unless the budget says why it cannot."""
+    gate = load_gate()
+    run = tmp_path / "run.json"
+    write_run(run, {})
+    missing = [{"figure": "x", "kind": "ratio", "minimum": 1.0}]
+    assert gate.judge(missing, gate.figures_of(run), quick=True)[1] is False
+    excused = [{**missing[0], "unmeasurable": "not landed"}]
+    assert gate.judge(excused, gate.figures_of(run), quick=True)[1] is True
+
+
+def test_committed_budgets_name_known_figures_with_sane_thresholds() -> None:
+    """Every budget in budgets.toml has a known kind, a positive minimum, and a spread note."""
+    import tomllib
+
+    budgets = tomllib.loads((GATE.parent / "budgets.toml").read_text(encoding="utf-8"))["budget"]
+    assert budgets
+    for budget in budgets:
+        assert budget["kind"] in {"ratio", "rate"}
+        assert float(budget["minimum"]) > 0
+        assert budget["spread"]

@@ -1,0 +1,193 @@
+"""The conformance suite over the wire: same verdicts as in process, broken and dead servers.
+
+The broken store below is served by a real ``convledger serve-wire --factory
+test_wire_suite:DropsIgnorableOnRead`` subprocess with this directory on
+``PYTHONPATH``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from convledger.envelope import Envelope
+from convledger.errors import LedgerError
+from convledger.memory import MemoryStore
+from convledger.tools.serve_wire import WireMemoryStore
+from convledger_conformance.registry import all_checks
+from convledger_conformance.report import FAILED, PASSED
+from convledger_conformance.runner import run_suite
+from convledger_conformance.wire_client import (
+    ServerExitedError,
+    WireProtocolError,
+    WireStoreFactory,
+    WireTimeoutError,
+)
+
+HERE = Path(__file__).resolve().parent
+SERVE = [sys.executable, "-m", "convledger", "serve-wire"]
+
+
+class DropsIgnorableOnRead(MemoryStore):
+    """Breaks ENV-011 and RPL-002: reads return ignorable envelopes without their flag."""
+
+    def _read(
+        self, conversation_id: str, from_seq: int, to_seq: int | None, limit: int
+    ) -> Sequence[Envelope]:
+        """Read as the reference does, then forget every ignorable flag."""
+        return [
+            Envelope(
+                schema_version=e.schema_version, event_id=e.event_id,
+                conversation_id=e.conversation_id, seq=e.seq, kind=e.kind,
+                occurred_at=e.occurred_at, payload=e.payload,
+            )
+            for e in super()._read(conversation_id, from_seq, to_seq, limit)
+        ]
+
+
+@pytest.fixture
+def served() -> Iterator[WireStoreFactory]:
+    """A factory over ``convledger serve-wire --store memory``, stopped afterwards."""
+    factory = WireStoreFactory(SERVE)
+    yield factory
+    factory.close()
+
+
+def statuses(report_json: dict[str, object]) -> dict[str, str]:
+    """Requirement id -> status of a JSON report."""
+    items = report_json["requirements"]
+    assert isinstance(items, list)
+    return {item["id"]: item["status"] for item in items}
+
+
+def test_suite_over_the_wire_matches_in_process(served: WireStoreFactory) -> None:
+    """At smoke every requirement gets the same status over the wire as in process."""
+    import json
+
+    wire = run_suite(served, profile="smoke", derandomize=True)
+    local = run_suite(WireMemoryStore, profile="smoke", derandomize=True)
+    over, here = statuses(json.loads(wire.to_json())), statuses(json.loads(local.to_json()))
+    assert wire.ok, wire.render()
+    assert over == here
+    assert {over[i] for i in ("LED-002", "ARC-004", "TRN-001", "WIR-001")} == {PASSED}
+
+
+def test_a_broken_server_is_caught_over_the_wire() -> None:
+    """A server whose reads drop ignorable fails ENV-011 or RPL-002, with a reproduction."""
+    factory = WireStoreFactory(
+        [*SERVE, "--factory", "test_wire_suite:DropsIgnorableOnRead"]
+    )
+    environment = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), environment]))
+    judged = {"ENV-011", "RPL-002", "ARC-016"}
+    checks = [item for item in all_checks() if judged & set(item.ids)]
+    try:
+        report = run_suite(factory, profile="smoke", derandomize=True, checks=checks)
+    finally:
+        factory.close()
+        if environment is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = environment
+    failed = {r.id for r in report.requirements if r.status == FAILED}
+    assert not report.ok
+    assert failed & judged, failed
+    details = "\n".join(result.detail for result in report.checks if result.status == FAILED)
+    assert "Falsifying" in details or "reproduce" in details or "state.teardown()" in details
+
+
+def python_server(code: str) -> list[str]:
+    """The argv of a one-line Python 'server'."""
+    return [sys.executable, "-c", code]
+
+
+def test_hung_server_times_out_with_a_typed_error() -> None:
+    """A server that never answers raises WireTimeoutError within the timeout, and is killed."""
+    factory = WireStoreFactory(python_server("import time; time.sleep(60)"), timeout=0.5)
+    started = time.monotonic()
+    with pytest.raises(WireTimeoutError) as caught:
+        factory()
+    assert not isinstance(caught.value, LedgerError)
+    assert time.monotonic() - started < 30
+    factory.close()
+
+
+def test_server_crash_mid_run_is_a_typed_error(served: WireStoreFactory) -> None:
+    """A server that dies after serving makes every later call raise ServerExitedError."""
+    store = served()
+    assert store.head("c") == 0
+    connection = served.connection
+    connection._process.kill()
+    connection._process.wait()
+    with pytest.raises(ServerExitedError):
+        store.head("c")
+    with pytest.raises(ServerExitedError):
+        served()
+
+
+def test_server_that_babbles_is_a_protocol_error() -> None:
+    """A server that writes text instead of frames is a WireProtocolError at once, never a hang."""
+    factory = WireStoreFactory(
+        python_server("import sys; sys.stdout.write('ready' * 9); sys.stdout.flush(); "
+                      "sys.stdin.read()"),
+        timeout=5,
+    )
+    with pytest.raises(WireProtocolError):
+        factory()
+    factory.close()
+
+
+def test_internal_failure_is_not_a_refusal() -> None:
+    """A store bug answered as kind internal raises WireProtocolError, not a LedgerError."""
+    factory = WireStoreFactory([*SERVE, "--factory", "test_wire_suite:ExplodingHead"])
+    environment = dict(os.environ)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(HERE), environment.get("PYTHONPATH")])
+    )
+    try:
+        store = factory()
+        with pytest.raises(WireProtocolError):
+            store.head("c")
+    finally:
+        factory.close()
+        os.environ.clear()
+        os.environ.update(environment)
+
+
+class ExplodingHead(MemoryStore):
+    """A store whose head raises a raw exception (a bug, not a refusal)."""
+
+    def _head(self, conversation_id: str) -> int:
+        raise RuntimeError("disk on fire")
+
+
+def test_fresh_store_per_example_is_one_round_trip(served: WireStoreFactory) -> None:
+    """newStore gives empty, independent stores: an eventId may repeat across them."""
+    from convledger_conformance.checks._support import draft
+
+    first, second = served(), served()
+    first.append("c", [draft("same")])
+    assert second.head("c") == 0
+    assert second.append("c", [draft("same")])[0].seq == 1
+    first.close()
+    second.close()
+
+
+@pytest.mark.slow
+def test_suite_over_the_wire_matches_in_process_at_ci() -> None:
+    """At ci every requirement gets the same status over the wire as in process."""
+    import json
+
+    factory = WireStoreFactory(SERVE)
+    try:
+        wire = run_suite(factory, profile="ci", derandomize=True)
+    finally:
+        factory.close()
+    local = run_suite(WireMemoryStore, profile="ci", derandomize=True)
+    assert wire.ok, wire.render()
+    assert statuses(json.loads(wire.to_json())) == statuses(json.loads(local.to_json()))
