@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
@@ -22,3 +24,14 @@ def test_runtime_transitions_example_runs() -> None:
     namespace: dict[str, object] = {}
     exec(compile(_section_code("Runtime transitions"), "README.md", "exec"), namespace)
     assert namespace["store"] is not None
+
+
+def test_projections_spills_and_search_example_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The example of 'Projections, spills and search' runs on a file in a temp folder."""
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    code = _section_code("Projections, spills and search")
+    exec(compile(code, "README.md", "exec"), namespace)
+    assert (tmp_path / "example.sqlite").exists()

@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Sequence
-from typing import Protocol, cast, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import attrs
 
-from convledger import canonical
 from convledger.archive import Archive, archive_of, decode_archive, encode_archive
 from convledger.canonical import JsonValue
 from convledger.capabilities import Capability as Capability
@@ -51,6 +50,7 @@ from convledger.errors import (
     NotFoundError,
 )
 from convledger.fast import canonical as fast_canonical
+from convledger.fast.decode import decode_stored
 from convledger.kinds import KindRegistry, default_registry
 from convledger.projections import companion as projection_companion
 from convledger.projections.companion import projection_problems
@@ -547,7 +547,9 @@ def _detached(draft: EventDraft) -> EventDraft:
     implementation could not decode again is refused before it is stored.
     """
     try:
-        payload = cast(JsonValue, canonical.decode(fast_canonical.encode(draft.payload)))
+        # decode_stored reads canonical text exactly as canonical.decode does (proven in
+        # tests/test_fast_decode.py), and the encoder just wrote canonical text.
+        payload = decode_stored(fast_canonical.encode(draft.payload).decode("utf-8"))
     except CanonicalJsonError as error:
         raise InvalidInputError(
             f"payload is not canonical JSON or cannot be read back: {error.message}",

@@ -40,7 +40,8 @@ import attrs
 from convledger.archive import Archive
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier
-from convledger.errors import ConflictError, DuplicateError
+from convledger.errors import ConflictError, DuplicateError, NotFoundError
+from convledger.fast.archive import encode_stored
 from convledger.kinds import KindRegistry
 from convledger.projections.companion import COMPANION as PROJECTIONS
 from convledger.projections.companion import parse_checkpoints
@@ -272,6 +273,29 @@ class SqliteStore(StoreBase):
         with self._transaction("export", write=False) as connection:
             return rows.export_events(connection, conversation_id)
 
+    def export_conversation(self, conversation_id: str) -> bytes:
+        """ARC-001, SQL-045: the archive of the stored rows and companions, read in one transaction.
+
+        Each stored payload is canonical text already (the store wrote it), so
+        the archive is assembled from the rows as they are instead of decoding
+        and encoding every event again; ``tests/test_fast_archive.py`` proves
+        the bytes equal those of :meth:`StoreBase.export_conversation`.
+        """
+        check_identifier(conversation_id, "conversationId", "ENV-005")
+        with self._transaction("export", write=False) as connection:
+            stored = rows.export_rows(connection, conversation_id)
+            companions = companions_of(
+                companions_for(runtime_view.load_state(connection, conversation_id)),
+                side.load_checkpoints(connection, conversation_id),
+                side.live_spills(connection, conversation_id),
+            )
+        if not stored:
+            raise NotFoundError(
+                f"conversation {conversation_id!r} has no events to export",
+                requirement="ARC-005",
+            )
+        return encode_stored(conversation_id, stored, companions)
+
     def _export_contents(
         self, conversation_id: str
     ) -> tuple[Sequence[Envelope], dict[str, JsonValue]]:
@@ -501,8 +525,7 @@ def _append_checked(
         Envelope.from_draft(draft, conversation_id, head + offset)
         for offset, draft in enumerate(drafts, start=1)
     )
-    rows.insert_events(connection, placed)
-    return tuple(rows.envelope_of(rows.event_row(envelope)) for envelope in placed)
+    return rows.insert_placed(connection, placed)
 
 
 def _append_event(
