@@ -9,6 +9,11 @@ medians, ratio and spreads go into ``benchmark.extra_info`` (``figure``,
 ``--benchmark-json``. pytest-benchmark's own columns time the whole round
 (store + floor) and are not the figure.
 
+Search figures run on the reader store of each size against a
+:class:`~convledger_conformance.bench.SearchFloor` on another pristine copy
+(the reference store records each search's FTS5 statements, bare ``sqlite3``
+replays them), and only when the store declares capability ``search``.
+
 Ledgers: ``bench.build_reference_file`` at each ``--bench-sizes`` size (1000
 events per conversation, filled in interleaved turns of 10), cached on disk
 under ``--bench-cache`` with ``raw_sqlite.cached_file``. Reads run on a
@@ -47,6 +52,7 @@ class SqliteBench:
     references: dict[int, Path] = attrs.Factory(dict)
     readers: dict[int, SqliteStore] = attrs.Factory(dict)
     writers: dict[int, tuple[SqliteStore, bench.Floor]] = attrs.Factory(dict)
+    searchers: dict[int, bench.SearchFloor] = attrs.Factory(dict)
     bases: Iterator[int] = attrs.Factory(lambda: iter(range(10**8, 10**12, 10**7)))
 
     def reference(self, size: int) -> Path:
@@ -75,6 +81,13 @@ class SqliteBench:
             self.writers[size] = (SqliteStore(copy), bench.Floor(self.reference(size), directory))
         return self.writers[size]
 
+    def search_floor(self, size: int) -> bench.SearchFloor:
+        """A recording reference store and a bare connection on another pristine copy."""
+        if size not in self.searchers:
+            copy = bench.copy_ledger(self.reference(size), self.work / f"search-{size}.sqlite")
+            self.searchers[size] = bench.SearchFloor(copy)
+        return self.searchers[size]
+
     def base(self) -> int:
         """A fresh range of draft indexes (eventIds never seen before)."""
         return next(self.bases)
@@ -86,6 +99,8 @@ class SqliteBench:
         for writer, floor in self.writers.values():
             writer.close()
             floor.close()
+        for searcher in self.searchers.values():
+            searcher.close()
 
 
 @pytest.fixture(scope="session")
@@ -169,6 +184,40 @@ def test_read_scaling(
     figure = bench.scaling_figure(sqlite_bench.reader(small), sqlite_bench.reader(large),
                                   (small, large), sqlite_bench.plan.read_rounds,
                                   runner=pedantic(benchmark))
+    keep(benchmark, figure)
+
+
+@pytest.mark.benchmark(group="sqlite: search vs raw replay")
+@pytest.mark.parametrize("mode", bench.SEARCH_MODES)
+def test_search(benchmark: Any, sqlite_bench: SqliteBench, ledger_size: int, mode: str) -> None:
+    """One-word search (SRC-001), own or with a callback, against bare sqlite3 running its FTS5
+    statements."""
+    store = bench.searchable(sqlite_bench.reader(ledger_size))
+    if store is None:
+        pytest.skip("not measured: the store does not declare search")
+    figure = bench.search_figure(store, sqlite_bench.search_floor(ledger_size), ledger_size, mode,
+                                 bench.search_rounds(sqlite_bench.plan, mode),
+                                 runner=pedantic(benchmark))
+    keep(benchmark, figure)
+
+
+@pytest.mark.benchmark(group="sqlite: search scaling")
+@pytest.mark.parametrize("mode", bench.SEARCH_MODES)
+def test_search_scaling(
+    benchmark: Any, sqlite_bench: SqliteBench, request: pytest.FixtureRequest, mode: str
+) -> None:
+    """The same search at the largest size against the smallest, interleaved."""
+    sizes = ledger_sizes(request.config)
+    small, large = min(sizes), max(sizes)
+    if small == large:
+        pytest.skip("one ledger size: nothing to scale against")
+    low = bench.searchable(sqlite_bench.reader(small))
+    high = bench.searchable(sqlite_bench.reader(large))
+    if low is None or high is None:
+        pytest.skip("not measured: the store does not declare search")
+    figure = bench.search_scaling_figure(low, high, (small, large), mode,
+                                         bench.search_rounds(sqlite_bench.plan, mode),
+                                         runner=pedantic(benchmark))
     keep(benchmark, figure)
 
 

@@ -76,6 +76,64 @@ def test_raw_replay_writes_exactly_the_rows_the_store_writes(tmp_path: Path) -> 
     )
 
 
+def test_search_replay_runs_exactly_the_statements_the_store_runs(tmp_path: Path) -> None:
+    """The search floor replays, SQL text and bound values alike, what SQLite ran for the store."""
+    run_isolated(
+        """
+        import sys
+        from pathlib import Path
+        from convledger.sqlite import SqliteStore
+        from convledger_conformance import bench
+
+        work = Path(sys.argv[1])
+        reference = work / "reference.sqlite"
+        bench.build_reference_file(reference, 2000)
+        floor = bench.SearchFloor(bench.copy_ledger(reference, work / "floor.sqlite"))
+        store = SqliteStore(bench.copy_ledger(reference, work / "store.sqlite"))
+        queries = [query for mode in bench.SEARCH_MODES
+                   for query in bench.search_queries(2000, mode, 4)]
+        logs, found = floor.record(queries)
+        ran_for_store, ran_by_floor = [], []
+        store._connection.set_trace_callback(ran_for_store.append)
+        floor.raw.set_trace_callback(ran_by_floor.append)
+        for query, log, hits in zip(queries, logs, found, strict=True):
+            requester, text, authorize = query
+            answer = store.search(requester, text, limit=bench.SEARCH_LIMIT, authorize=authorize)
+            assert [(hit.conversation_id, hit.seq) for hit in answer] == hits
+            assert len(hits) == bench.SEARCH_LIMIT
+            bench.replay(floor.raw, log)
+        store._connection.set_trace_callback(None)
+        floor.raw.set_trace_callback(None)
+        assert ran_for_store == ran_by_floor
+        assert sum("events_fts MATCH" in sql for sql in ran_by_floor) >= len(queries)
+        assert sum("SELECT DISTINCT conversation_id" in sql for sql in ran_by_floor) == 4
+        assert {hits[0][0] for hits in found[4:]} == {"conv-000000"}
+        made = bench.search_figure(store, floor, 2000, "granted", 3, warmup=1)
+        assert made.id == "search.granted@2e+03" and made.ratio is not None and made.ratio > 0
+        store.close()
+        floor.close()
+        """,
+        tmp_path,
+    )
+
+
+def test_search_is_not_measured_for_a_store_without_the_capability(tmp_path: Path) -> None:
+    """A store that does not declare search gets no search figure (it is listed as skipped)."""
+    run_isolated(
+        """
+        from convledger.memory import MemoryStore
+        from convledger.capabilities import Capability
+        from convledger_conformance import bench
+
+        store = MemoryStore()
+        assert Capability.SEARCH not in store.capabilities
+        assert bench.searchable(store) is None
+        store.close()
+        """,
+        tmp_path,
+    )
+
+
 def test_interleave_rotates_the_first_contender_and_drops_warmup(tmp_path: Path) -> None:
     """Round r starts with the r-th contender; warmup rounds leave no sample."""
     run_isolated(

@@ -2,14 +2,13 @@
 
 Each broken store runs, at the ``ci`` profile, derandomized and unshrunk, the
 checks that cover the ids it is tagged with (never the slow SQLite state
-machine); the report must fail at least those ids. The checks that killed it
-are printed (``pytest -s`` shows them).
+machine); the report must fail at least those ids. The checks that killed it,
+and after how many examples, are printed (``pytest -s`` shows them).
 """
 
 from __future__ import annotations
 
 import sqlite3
-import time
 
 import pytest
 
@@ -25,9 +24,10 @@ from convledger.envelope import EventDraft
 from convledger.sqlite import SqliteStore
 from convledger.sqlite.fixtures import query_plan, scans_events
 from convledger_conformance.registry import Check, all_checks
-from convledger_conformance.report import FAILED, PASSED
+from convledger_conformance.report import PASSED
 from convledger_conformance.requirements import active_ids
 from convledger_conformance.runner import DECLARATION_CHECK, run_suite
+from kill_table import kill
 
 SLOW = ("sqlite_ledger_state_machine", "ledger_state_machine", "ledger_state_machine_with_reopen")
 """The state machines: they catch several of these bugs too, but slowly."""
@@ -42,16 +42,10 @@ def _covering(broken: BrokenSqlite) -> list[Check]:
 
 
 def _failed(broken: BrokenSqlite) -> set[str]:
-    """Run the covering checks against the broken store; print the killers; the failed ids."""
-    started = time.perf_counter()
-    report = run_suite(
-        factory_of(broken.store), profile="ci", checks=_covering(broken), derandomize=True,
-        shrink=False,
-    )
-    killers = {r.name: r.failed_ids for r in report.checks if r.status == FAILED}
-    seconds = time.perf_counter() - started
-    print(f"\n{broken.store.__name__} {broken.catches}: killed by {killers} in {seconds:.1f} s")
-    return {r.id for r in report.requirements if r.status == FAILED}
+    """Run the covering checks against the broken store; print its kill row; the failed ids."""
+    row = kill(broken, _covering(broken), factory=factory_of(broken.store))
+    print(f"\n{row.line()}")
+    return set(row.failed)
 
 
 @pytest.mark.parametrize(

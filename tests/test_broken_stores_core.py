@@ -2,7 +2,8 @@
 
 Each broken store runs, at the ``ci`` profile and derandomized, the checks
 that cover one of the ids it is tagged with; the report must fail at least
-those ids. The checks that killed it are printed (``pytest -s`` shows them).
+those ids. The checks that killed it, and after how many examples, are printed
+(``pytest -s`` shows them; ``scripts/kill_table.py`` prints the whole table).
 
 The state machine finds these bugs too, but shrinking a failing program takes
 five to ninety seconds per store, so by default it runs against one broken
@@ -15,19 +16,18 @@ import pytest
 
 from broken_stores import BROKEN_STORES, Broken, SharesPayloads
 from convledger_conformance.registry import Check, all_checks
-from convledger_conformance.report import FAILED, Report
+from convledger_conformance.report import Report
 from convledger_conformance.requirements import active_ids
-from convledger_conformance.runner import run_suite
+from kill_table import kill_with_report
 
 MACHINES = ("ledger_state_machine", "ledger_state_machine_with_reopen")
 
 
 def _run(broken: Broken, checks: list[Check]) -> tuple[Report, set[str]]:
-    """Run ``checks`` against the broken store at ci; the report and its failed ids."""
-    report = run_suite(broken.store, profile="ci", checks=checks, derandomize=True)
-    killers = {r.name: r.failed_ids for r in report.checks if r.status == FAILED}
-    print(f"\n{broken.store.__name__}: killed by {killers}")
-    return report, {r.id for r in report.requirements if r.status == FAILED}
+    """Run ``checks`` against the broken store at ci (unshrunk); its report and failed ids."""
+    row, report = kill_with_report(broken, checks)
+    print(f"\n{row.line()}")
+    return report, set(row.failed)
 
 
 @pytest.mark.parametrize("broken", BROKEN_STORES, ids=lambda b: b.store.__name__)

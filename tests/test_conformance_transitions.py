@@ -17,6 +17,7 @@ import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from broken_stores import Broken
 from convledger.archive import Archive
 from convledger.envelope import EventDraft, from_wire
 from convledger.errors import LedgerError
@@ -44,6 +45,7 @@ from convledger_conformance.runtime_machine import (
     RUNTIME_MACHINE_IDS,
     build_runtime_machine,
 )
+from kill_table import CountingFactory, kill
 
 TRN_CHECKS = [c for c in all_checks() if any(i.startswith("TRN-") for i in c.ids)]
 MACHINES = ("runtime_state_machine", "runtime_state_machine_with_purge")
@@ -223,9 +225,9 @@ def test_focused_checks_kill_the_broken_store(
 ) -> None:
     """The focused checks covering a broken store's ids fail at least those ids."""
     selected = [c for c in TRN_CHECKS if set(c.ids) & set(catches) and c.name not in MACHINES]
-    report = run_suite(store, profile="smoke", checks=selected, derandomize=True)
-    failed = {r.id for r in report.requirements if r.status == FAILED}
-    assert set(catches) <= failed
+    row = kill(Broken(store, catches), selected, profile="smoke")
+    print(f"\n{row.line()}")
+    assert set(catches) <= row.failed
 
 
 @pytest.mark.parametrize(
@@ -243,10 +245,13 @@ def test_runtime_machine_kills_the_broken_store(
     Shrinking is skipped: it would take tens of seconds, and the printed
     program is runnable either way.
     """
-    machine = build_runtime_machine(store)
+    counted = CountingFactory(store)
+    machine = build_runtime_machine(counted)
     unshrunk = settings(settings_for("ci", derandomize=True), phases=[Phase.generate])
     with pytest.raises(CheckFailure) as raised:
         run_state_machine_as_test(machine, settings=unshrunk)
+    print(f"\n{store.__name__}: killed at ci by the runtime machine after "
+          f"{counted.examples} program(s)")
     assert set(raised.value.ids) & catches
     notes = "\n".join(getattr(raised.value, "__notes__", []))
     assert "state = RuntimeMachine()" in notes

@@ -40,6 +40,7 @@ from convledger_conformance.registry import (
 )
 from convledger_conformance.report import NOT_RUN, PASSED
 from convledger_conformance.runner import run_suite
+from kill_table import CountingFactory
 
 CHECK = "sqlite_ledger_state_machine"
 
@@ -193,9 +194,12 @@ def test_machine_kills_the_broken_store(
     run whatever the process imported before (generation depends on it);
     the run stops at the first failure, unshrunk.
     """
-    machine = sqlite_ledger_machine(factory_of(store, tmp_path))
+    counted = CountingFactory(factory_of(store, tmp_path))
+    machine = sqlite_ledger_machine(counted)
     unshrunk = settings(settings_for("smoke", derandomize=True), max_examples=80,
                         phases=[Phase.explicit, Phase.reuse, Phase.generate])
     with pytest.raises(CheckFailure) as failure:
         run_state_machine_as_test(machine, settings=unshrunk)
+    print(f"\n{store.__name__}: killed by the SQLite machine after {counted.examples} "
+          "program(s)")
     assert failure.value.ids == (catches,)

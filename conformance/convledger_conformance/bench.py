@@ -20,6 +20,13 @@ figure id                store call                                            f
 ``canonical``            ``convledger.fast.canonical.encode`` of an envelope   rfc8785
 ``memory.append``        ``MemoryStore.append`` of one draft, and of 100        (rate only)
 ``projection.catch_up``  ``store.catch_up`` when the store has it              (rate only)
+``search.own@S``         ``search`` of one word by a conversation of the       raw replay (fetch)
+                         ledger, no callback (SRC-010), ledger of S
+``search.granted@S``     ``search`` of one word by a reader with no events,    raw replay (fetch)
+                         callback granting every tenth conversation (SRC-011)
+``search.scaling``,      ``search.own`` / ``search.granted`` at the largest    the same at 1e3
+``search.granted.        size
+scaling``
 =======================  ====================================================  ==================
 
 **Raw replay.** The reference SQLite store runs the same operation on a copy
@@ -37,8 +44,18 @@ statement (``rows.READ_WINDOW``, limit + 1 rows as the store asks) and
 ``json.loads`` of each payload column: the cheapest way to hand a caller
 decoded events.
 
+**Search replay.** A search's floor is the same idea for a read: the
+reference SQLite store runs each prepared search once behind a
+:class:`RecordingConnection` (``BEGIN``, the FTS5 statements of
+``convledger.sqlite.search``, ``COMMIT``), and bare ``sqlite3`` runs exactly
+those statements with ``fetchall`` (rows fetched, not turned into hits: the
+store's own work on top is building ``Hit`` objects, sorting candidate ids
+and asking the callback). Search figures are measured only when the store
+declares capability ``search``.
+
 Every ratio is ``floor median / store median`` (1.0: as fast as the floor),
-except ``read.scaling`` (``median at 1e3 / median at the large size``) and
+except ``read.scaling`` and ``search.*scaling`` (``median at 1e3 / median at
+the large size``) and
 ``export`` (``rfc8785 per event / export per event``). Store and floor run in
 rotation, one call each per round (:func:`interleave`), so drift of the
 machine hits both; each figure also carries the interquartile spread of its
@@ -401,15 +418,16 @@ class BenchReport:
     """Figures not measured, with the reason (a capability the store does not declare)."""
 
     def table(self) -> str:
-        """One line per figure: id, rate, ratio, spreads."""
+        """One line per figure: id, store median (microseconds), rate, ratio, spreads."""
         lines = [
             " ".join(f"{key}={value}" for key, value in self.machine.items()),
-            f"{'figure':28} {'events/s':>12} {'ratio':>8} {'spread':>14}",
+            f"{'figure':28} {'store us':>10} {'events/s':>12} {'ratio':>8} {'spread':>14}",
         ]
         for item in self.figures:
             ratio = "-" if item.ratio is None else f"{item.ratio:.2f}"
             noise = f"{item.store_spread:.0%}/{item.floor_spread:.0%}"
-            lines.append(f"{item.id:28} {item.rate:12,.0f} {ratio:>8} {noise:>14}")
+            lines.append(f"{item.id:28} {item.store_median * 1e6:10,.0f} {item.rate:12,.0f} "
+                         f"{ratio:>8} {noise:>14}")
         lines.extend(f"{name:28} not measured: {why}" for name, why in self.skipped.items())
         return "\n".join(lines)
 
@@ -435,6 +453,8 @@ class Plan:
     read_rounds: int
     export_rounds: int
     warmup: int = 3
+    search_rounds: int = 60
+    """Rounds of ``search.own``; ``search.granted`` (tens of ms at 1e5) runs half as many."""
 
     @classmethod
     def of(cls, *, quick: bool, sizes: Sequence[int] | None = None) -> Plan:
@@ -442,8 +462,9 @@ class Plan:
         chosen = tuple(sizes) if sizes else ((1000, 100_000))
         if quick:
             return cls(chosen, append_rounds=300, batch_rounds=50, read_rounds=200,
-                       export_rounds=25)
-        return cls(chosen, append_rounds=600, batch_rounds=80, read_rounds=400, export_rounds=30)
+                       export_rounds=25, search_rounds=60)
+        return cls(chosen, append_rounds=600, batch_rounds=80, read_rounds=400, export_rounds=30,
+                   search_rounds=120)
 
 
 class Counter:
@@ -808,6 +829,158 @@ def catch_up_figure(
                   samples, events=events, floor=None)
 
 
+# -- search latency (capability ``search``) -------------------------------------------------------
+
+SEARCH_WORDS = ("assertion", "archive", "escaped", "encoder", "suite", "café", "failing", "writer")
+"""One-word queries, all from the text of every benchmark event (so each matches every event)."""
+SEARCH_LIMIT = 20
+"""Hits per search (the store's default, SRC-023)."""
+SEARCH_READER = "conv-reader"
+"""The requester of ``search.granted``: a conversation with no events, so the own part finds
+nothing and the search goes on to the other conversations (SRC-011)."""
+SEARCH_MODES = ("own", "granted")
+
+
+def every_tenth(conversation_id: str) -> bool:
+    """The ``search.granted`` callback: grants conversations whose number ends in 0 (~10 %)."""
+    return conversation_id.endswith("0")
+
+
+SearchQuery = tuple[str, str, Callable[[str], bool] | None]
+"""(requester, query, authorize) of one search."""
+
+
+def search_queries(size: int, mode: str, count: int, *, seed: int = 13) -> list[SearchQuery]:
+    """``count`` one-word searches of ``mode`` (``own``: a random conversation of the ledger, no
+    callback; ``granted``: :data:`SEARCH_READER` with :func:`every_tenth`)."""
+    rng = random.Random(seed)
+    queries: list[SearchQuery] = []
+    for turn in range(count):
+        word = SEARCH_WORDS[turn % len(SEARCH_WORDS)]
+        if mode == "own":
+            queries.append((conversation_name(rng.randrange(conversations_of(size))), word, None))
+        elif mode == "granted":
+            queries.append((SEARCH_READER, word, every_tenth))
+        else:
+            raise ValueError(f"unknown search mode {mode!r}")
+    return queries
+
+
+def _search(store: ExtendedStore, query: SearchQuery) -> tuple[Any, ...]:
+    requester, text, authorize = query
+    return store.search(requester, text, limit=SEARCH_LIMIT, authorize=authorize)
+
+
+def _found(hits: Sequence[Any]) -> list[tuple[str, int]]:
+    return [(hit.conversation_id, hit.seq) for hit in hits]
+
+
+class SearchFloor:
+    """The raw floor of search figures: a recording reference store and a bare connection.
+
+    Both read one copy of the reference ledger (searches write nothing).
+    :meth:`record` runs searches on the reference store behind a
+    :class:`RecordingConnection` and returns each one's statements and hits.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.store = SqliteStore(path)
+        self.raw = raw_connection(path)
+
+    def record(
+        self, queries: Sequence[SearchQuery]
+    ) -> tuple[list[list[Statement]], list[list[tuple[str, int]]]]:
+        """The statements the reference store runs for each search, and the hits it returns."""
+        logs: list[list[Statement]] = []
+        found: list[list[tuple[str, int]]] = []
+        with recording(self.store) as recorder:
+            for query in queries:
+                found.append(_found(_search(self.store, query)))
+                logs.append(recorder.take())
+        return logs, found
+
+    def close(self) -> None:
+        """Close both connections."""
+        self.store.close()
+        self.raw.close()
+
+
+def searchable(store: LedgerStore) -> ExtendedStore | None:
+    """The store, when it declares capability ``search`` (else None: the figure is skipped)."""
+    if Capability.SEARCH in store.capabilities and isinstance(store, ExtendedStore):
+        return store
+    return None
+
+
+def search_figure(
+    store: ExtendedStore,
+    floor: SearchFloor,
+    size: int,
+    mode: str,
+    rounds: int,
+    *,
+    warmup: int = 2,
+    runner: Runner | None = None,
+) -> Figure:
+    """``search.{mode}@{size}``: one-word searches against the raw replay of their statements.
+
+    The store must return the hits the reference store returns (conversation
+    and seq, SRC-003 order) for every prepared search, checked before timing.
+    """
+    queries = search_queries(size, mode, rounds + warmup)
+    logs, expected = floor.record(queries)
+    for query, hits in zip(queries, expected, strict=True):
+        assert len(hits) == SEARCH_LIMIT, (query, hits)
+        assert _found(_search(store, query)) == hits, query
+    store_turn, raw_turn = Counter(), Counter()
+    samples = interleave(
+        {
+            "store": lambda: _search(store, queries[store_turn.next()]),
+            "floor": lambda: replay(floor.raw, logs[raw_turn.next()]),
+        },
+        rounds=rounds, warmup=warmup, runner=runner,
+    )
+    who = "a conversation of the ledger, no callback" if mode == "own" else (
+        "a reader with no events, every tenth conversation granted")
+    return figure(f"search.{mode}@{size:.0e}", f"one-word search ({SEARCH_LIMIT} hits) by {who}, "
+                  f"ledger of {size:,} events", samples, events=1)
+
+
+def search_scaling_figure(
+    small: ExtendedStore,
+    large: ExtendedStore,
+    sizes: tuple[int, int],
+    mode: str,
+    rounds: int,
+    *,
+    warmup: int = 2,
+    runner: Runner | None = None,
+) -> Figure:
+    """``search.scaling`` (own) or ``search.granted.scaling``: large size against small."""
+    queries = {size: search_queries(size, mode, rounds + warmup, seed=17) for size in sizes}
+    turns = {size: Counter() for size in sizes}
+
+    def searcher(store: ExtendedStore, size: int) -> Callable[[], None]:
+        def search() -> None:
+            assert len(_search(store, queries[size][turns[size].next()])) == SEARCH_LIMIT
+
+        return search
+
+    samples = interleave(
+        {"floor": searcher(small, sizes[0]), "store": searcher(large, sizes[1])},
+        rounds=rounds, warmup=warmup, runner=runner,
+    )
+    name = "search.scaling" if mode == "own" else f"search.{mode}.scaling"
+    return figure(name, f"{mode} search at {sizes[1]:,} events against {sizes[0]:,}", samples,
+                  events=1)
+
+
+def search_rounds(plan: Plan, mode: str) -> int:
+    """Rounds of a search figure: ``granted`` searches cost tens of ms at 1e5, so half as many."""
+    return plan.search_rounds if mode == "own" else max(10, plan.search_rounds // 2)
+
+
 # -- the whole run --------------------------------------------------------------------------------
 
 
@@ -855,15 +1028,28 @@ def run_bench(
         store = stores[small]
         figures: list[Figure] = []
         skipped: dict[str, str] = {}
-        for size in plan.sizes:  # reads, export and catch-up first, on the ledgers as filled
-            raw = raw_connection(copy_ledger(reference_file(work, size),
-                                             work / f"read-floor-{size}.sqlite"))
-            stack.callback(raw.close)
+        searchers = {size: searchable(stores[size]) for size in plan.sizes}
+        for size in plan.sizes:  # reads, search, export, catch-up first, on the ledgers as filled
+            search_floor = SearchFloor(copy_ledger(reference_file(work, size),
+                                                   work / f"read-floor-{size}.sqlite"))
+            stack.callback(search_floor.close)
             for page in READ_PAGES:
-                figures.append(read_figure(stores[size], raw, size, page, plan.read_rounds))
+                figures.append(read_figure(stores[size], search_floor.raw, size, page,
+                                           plan.read_rounds))
+            searcher = searchers[size]
+            if searcher is not None:
+                figures.extend(search_figure(searcher, search_floor, size, mode,
+                                             search_rounds(plan, mode)) for mode in SEARCH_MODES)
         if len(plan.sizes) > 1:
             figures.append(scaling_figure(stores[small], stores[plan.sizes[-1]],
                                           (small, plan.sizes[-1]), plan.read_rounds))
+            low, high = searchers[small], searchers[plan.sizes[-1]]
+            if low is not None and high is not None:
+                figures.extend(search_scaling_figure(low, high, (small, plan.sizes[-1]), mode,
+                                                     search_rounds(plan, mode))
+                               for mode in SEARCH_MODES)
+        if searchers[small] is None:
+            skipped["search"] = "the store does not declare search"
         exported = export_figure(store, plan.export_rounds)
         if exported is None:
             skipped["export"] = "rfc8785 is not installed"

@@ -471,4 +471,4 @@ def check_purge_takes_checkpoints_and_spills(ctx: CheckContext) -> None:
 def check_projection_machine(ctx: CheckContext) -> None:
     """PRJ-012 .. PRJ-020: random programs keep every checkpoint exact, bounded and monotone."""
     machine = build_projection_machine(ctx.factory)
-    run_state_machine_as_test(machine, settings=scaled(ctx.profile, share=0.2))
+    run_state_machine_as_test(machine, settings=scaled(ctx.profile, share=0.5))

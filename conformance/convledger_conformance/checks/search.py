@@ -210,4 +210,4 @@ def check_bad_queries_and_limits_refused(ctx: CheckContext) -> None:
 def check_search_machine(ctx: CheckContext) -> None:
     """SRC-010, SRC-011, SRC-013: random callbacks over many conversations leak nothing."""
     machine = build_search_machine(ctx.factory)
-    run_state_machine_as_test(machine, settings=scaled(ctx.profile, share=0.1))
+    run_state_machine_as_test(machine, settings=scaled(ctx.profile, share=0.5))

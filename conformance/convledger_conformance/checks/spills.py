@@ -381,4 +381,4 @@ def check_bundle_imports_checked(ctx: CheckContext) -> None:
 def check_spill_machine(ctx: CheckContext) -> None:
     """SPL-020, SPL-021, SPL-031: random puts, gets, revocations and deletes leak no bytes."""
     machine = build_spill_machine(ctx.factory)
-    run_state_machine_as_test(machine, settings=scaled(ctx.profile, share=0.2))
+    run_state_machine_as_test(machine, settings=scaled(ctx.profile, share=0.5))
