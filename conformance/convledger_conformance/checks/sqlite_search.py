@@ -79,3 +79,36 @@ def check_baselines_searchable_purged_gone(ctx: CheckContext) -> None:
                     fail("SRC-004", f"a purged conversation still answers {pairs(found)}")
         finally:
             migrated.close()
+
+
+@check("SQL-067", capability=Capability.MIGRATION, also=(Capability.SEARCH,))
+def check_search_rowids_follow_seqs(ctx: CheckContext) -> None:
+    """SQL-067: each search_rowid exceeds every earlier one, so per conversation they follow seq."""
+    with sqlite_store(ctx, ["SQL-067"]) as store:
+        for turn in range(3):
+            for conversation in ("b", "a\x00", "\u00e9"):
+                store.append(conversation, drafts(f"{conversation}-{turn}", 2))
+        if Capability.PURGE in store.capabilities:
+            store.purge("a\x00")
+        store.append("c", drafts("after-purge", 2))
+        connection = sqlite3.connect(store.path)
+        try:
+            rows = connection.execute(
+                "SELECT conversation_id, seq, search_rowid FROM events"
+            ).fetchall()
+            index = {row[0] for row in connection.execute("SELECT rowid FROM events_fts")}
+        finally:
+            connection.close()
+        if {row[2] for row in rows} != index:
+            fail("SQL-067", "events and events_fts disagree about the search rowids")
+        by_conversation: dict[str, list[tuple[int, int]]] = {}
+        for conversation, seq, rowid in rows:
+            by_conversation.setdefault(conversation, []).append((seq, rowid))
+        for conversation, pairs_of in by_conversation.items():
+            ordered = [rowid for _, rowid in sorted(pairs_of)]
+            if ordered != sorted(ordered) or len(set(ordered)) != len(ordered):
+                fail("SQL-067", f"the search rowids of {conversation!r} do not follow its seqs")
+        after = [rowid for conversation, _, rowid in rows if conversation == "c"]
+        before = [rowid for conversation, _, rowid in rows if conversation != "c"]
+        if min(after) <= max(before):
+            fail("SQL-067", "an event appended last does not take a rowid above all others")

@@ -5,15 +5,38 @@ and the others' part see one snapshot. Every statement names the conversation
 through the ``scope`` column's token (the hex of the id's UTF-8 bytes), an
 FTS5 intersection, and the words through :func:`match_expression`, which
 quotes every word (SRC-020). ``events`` is read only by primary key, to give a
-hit its ``occurredAt``.
+hit its ``occurredAt``, and by the key walk of ``rows.NEXT_CONVERSATION``.
+
+Cost tracks the hits returned, not the hits stored
+---------------------------------------------------
+Within one conversation FTS5 rowids follow seq: every writer of ``events``
+(append, transition, import, migration; ``rows.INSERT_EVENT``) inserts a
+conversation's events in seq order, each taking ``max(rowid) + 1`` of
+``events_fts``, and rows leave only by a purge of the whole conversation, so
+the conversation's rows still stored are all below that maximum. The newest
+``n`` hits of a conversation are therefore its ``n`` greatest matching rowids,
+which FTS5 yields in rowid order and stops after ``n``; only those rows are
+joined and given a snippet (:data:`HITS_OF_ONE`).
+
+Without a scope, the others' part needs the conversations having a hit, in
+code-point order. :func:`_with_hits` walks the keys of ``events`` in that
+order and probes each conversation with one scoped MATCH (``LIMIT 1``), while
+it reads, one keyset chunk of rowids per step, which conversation every hit of
+the ledger belongs to; whichever ends first decides the rest. The walk costs the
+conversations visited, the read the hits of the ledger, so a search costs
+about twice the cheaper of the two, and the callback is asked exactly as
+before: about conversations having a hit only, in code-point order, until
+the page is full (SRC-011, SRC-012).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 
 from convledger.search.operations import Allowed, Hit, code_point_key
 from convledger.search.query import fts_string, match_expression, scope_token
+from convledger.sqlite import rows
 
 SNIPPET_TOKENS = 16
 """SRC-002: the most words a snippet shows."""
@@ -24,12 +47,32 @@ HITS_OF_ONE = (
     " FROM events_fts AS f"
     " JOIN events AS e ON e.conversation_id = f.conversation_id"
     " AND e.seq = CAST(f.seq AS INTEGER)"
-    " WHERE events_fts MATCH ? ORDER BY CAST(f.seq AS INTEGER) DESC LIMIT ?"
+    " WHERE events_fts MATCH ?1 AND f.rowid >= ("
+    "SELECT min(rowid) FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ?1"
+    " ORDER BY rowid DESC LIMIT ?2))"
+    " ORDER BY CAST(f.seq AS INTEGER) DESC"
 )
-"""SQL-066: the newest hits of one conversation (its scope token is part of the MATCH)."""
+"""SQL-066: the newest hits of one conversation (its scope token is part of the MATCH).
 
-CONVERSATIONS_WITH_HITS = "SELECT DISTINCT conversation_id FROM events_fts WHERE events_fts MATCH ?"
-"""SQL-066: which conversations have hits, for a search without a scope."""
+The subquery keeps the ``?2`` greatest matching rowids, which are the newest
+hits (module note); only rows from the least of them up are joined and given
+a snippet.
+"""
+
+HAS_HIT = "SELECT 1 FROM events_fts WHERE events_fts MATCH ? LIMIT 1"
+"""SQL-065: whether one conversation has a hit (its scope token is part of the MATCH)."""
+
+CONVERSATIONS_WITH_HITS = (
+    "SELECT rowid, conversation_id FROM events_fts"
+    " WHERE events_fts MATCH ? AND rowid > ? ORDER BY rowid LIMIT ?"
+)
+"""SQL-066: the conversation of each hit of the ledger after a rowid, a keyset chunk at a time,
+for a search without a scope."""
+
+CHUNK = 128
+"""Rows of :data:`CONVERSATIONS_WITH_HITS` read per conversation the walk visits: about the
+cost of one probe of :data:`HAS_HIT` on a ledger whose words have many hits (measured, 2 cores),
+so that neither side of the race runs far ahead of the other."""
 
 
 def _within(conversation_id: str, words: tuple[str, ...]) -> str:
@@ -44,6 +87,39 @@ def hits_of(
     return [Hit(str(cid), int(seq), str(at), str(snippet)) for cid, seq, at, snippet in found]
 
 
+def _has_hit(connection: sqlite3.Connection, conversation_id: str, words: tuple[str, ...]) -> bool:
+    found = connection.execute(HAS_HIT, (_within(conversation_id, words),)).fetchone()
+    return found is not None
+
+
+def _with_hits(
+    connection: sqlite3.Connection, requester: str, words: tuple[str, ...]
+) -> Iterator[str]:
+    """The conversations other than ``requester`` with a hit, in code-point order (module note)."""
+    expression = match_expression(words)
+    seen: set[str] = set()
+    last_rowid = 0  # every rowid is at least 1 (rows.INSERT_EVENT)
+    position = ""  # no conversation id is empty (ENV-005), so every one follows it
+    while True:
+        chunk = connection.execute(
+            CONVERSATIONS_WITH_HITS, (expression, last_rowid, CHUNK)
+        ).fetchall()
+        if chunk:
+            last_rowid = int(chunk[-1][0])
+        seen.update(str(row[1]) for row in chunk)
+        if len(chunk) < CHUNK:  # every hit read: the rest is known
+            after = code_point_key(position)
+            rest = (cid for cid in seen if code_point_key(cid) > after and cid != requester)
+            yield from sorted(rest, key=code_point_key)
+            return
+        found = connection.execute(rows.NEXT_CONVERSATION, (position,)).fetchone()
+        if found is None:
+            return
+        position = str(found[0])
+        if position != requester and (position in seen or _has_hit(connection, position, words)):
+            yield position
+
+
 def search(
     connection: sqlite3.Connection,
     requester: str,
@@ -56,11 +132,7 @@ def search(
     hits = hits_of(connection, requester, words, limit)
     if len(hits) >= limit:
         return hits
-    if scope is None:
-        found = connection.execute(CONVERSATIONS_WITH_HITS, (match_expression(words),))
-        candidates = sorted({str(row[0]) for row in found.fetchall()}, key=code_point_key)
-    else:
-        candidates = list(scope)
+    candidates = _with_hits(connection, requester, words) if scope is None else iter(scope)
     for conversation_id in candidates:
         if conversation_id == requester or not allowed(conversation_id):
             continue
