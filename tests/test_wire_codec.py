@@ -193,7 +193,7 @@ def test_server_answers_unknown_requests_not_supported() -> None:
     status, replies = serve(
         {"id": 1, "op": "hello", "args": {"protocol": PROTOCOL_VERSION}},
         {"id": 2, "op": "newStore"},
-        {"id": 3, "op": "catchUp", "args": {"store": 1}},
+        {"id": 3, "op": "launchRocket", "args": {"store": 1}},
         {"id": 4, "op": "head", "args": {"store": 1, "conversationId": "c"}},
     )
     assert status == 0

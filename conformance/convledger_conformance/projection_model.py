@@ -16,6 +16,9 @@ from convledger.envelope import Envelope
 from convledger.projections.definition import ProjectionDefinition
 from convledger.store import ExtendedStore, LedgerStore
 from convledger_conformance.model import read_whole
+from convledger_conformance.projection_definitions import counting as counting
+
+__all__ = ["counting", "expected_state", "extended", "ledger", "loose"]
 
 
 def extended(store: LedgerStore) -> ExtendedStore:
@@ -48,26 +51,3 @@ def expected_state(
 def ledger(store: LedgerStore, conversation_id: str) -> list[Envelope]:
     """Every envelope of one conversation, by the ledger API."""
     return list(read_whole(store, conversation_id))
-
-
-def counting(
-    name: str = "conformance.count", version: int = 1,
-    kinds: frozenset[tuple[str, int]] | None = None,
-) -> ProjectionDefinition:
-    """A projection whose state is ``{count, seqs}``: it records every seq it folds."""
-
-    def fold(state: JsonValue, envelope: Envelope) -> JsonValue:
-        assert isinstance(state, dict)
-        seqs = state["seqs"]
-        assert isinstance(seqs, list)
-        return {"count": len(seqs) + 1, "seqs": [*seqs, envelope.seq * version]}
-
-    schema: dict[str, JsonValue] = {
-        "type": "object",
-        "required": ["count", "seqs"],
-        "properties": {"count": {"type": "integer"}, "seqs": {"type": "array"}},
-    }
-    return ProjectionDefinition(
-        name=name, version=version, state_schema=schema,
-        initial_state={"count": 0, "seqs": []}, fold=fold, kinds=kinds,
-    )

@@ -18,6 +18,14 @@ raises a :class:`WireError`, which is never a store refusal, so no check can
 take a dead server for a conforming one (WIR-009). After one such error the
 connection is broken and every later call raises at once.
 
+While a request is pending the server may call back the caller's
+``authorize`` callback (``get_spill``, ``search``): the proxy answers each
+callback frame with ``ok: true`` only for an exactly-True result, ``ok:
+false`` otherwise and an error when the callback raises, and waits on with
+its timeout restarted (WIR-030 .. WIR-034). A projection definition travels
+with its fold by name (:mod:`convledger_conformance.projection_definitions`,
+WIR-018).
+
 A value that has no CBOR image (a string with a lone surrogate, a set, an
 arbitrary object) cannot be sent; the proxy refuses it with ``invalid_input``
 itself (WIR-011), as every conforming store must.
@@ -35,20 +43,28 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import IO, Any, Final, TypeVar
 
+from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import InvalidInputError, LedgerError
 from convledger.kinds import KindRegistry, default_registry
+from convledger.projections.definition import Checkpoint as ProjectionCheckpoint
+from convledger.projections.definition import ProjectionDefinition, ProjectionStatus
+from convledger.projections.fold import DEFAULT_MAX_EVENTS
 from convledger.runtime.operations import PurgeOutcome, RecoveryCursor, RecoveryPage
 from convledger.runtime.records import Run
 from convledger.runtime.state import Snapshot
 from convledger.runtime.transitions import Transition
 from convledger.runtime.view import Outcome
+from convledger.search.operations import Hit
+from convledger.spills.objects import Authorize, SpillMetadata
 from convledger.store import DEFAULT_READ_LIMIT, Capability, ImportReport, LedgerStore, Page
 from convledger.wire import values
 from convledger.wire.frames import MAX_FRAME, FrameError, decode_body, encode_frame
 from convledger.wire.server import PROTOCOL_VERSION
+from convledger_conformance.projection_definitions import fold_name
 
 T = TypeVar("T")
 
@@ -87,6 +103,7 @@ class WireConnection:
         self._next_id = 1
         self._broken: WireError | None = None
         self._buffer = bytearray()
+        self._calling_back: int | None = None
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         try:
             self._process = subprocess.Popen(
@@ -109,8 +126,16 @@ class WireConnection:
         """The spec version the server implements (from hello)."""
         return str(self.hello.get("spec"))
 
-    def request(self, op: str, args: dict[str, Any]) -> Any:
-        """Send one request and return its ``ok`` value; a refusal raises its typed error."""
+    def request(
+        self, op: str, args: dict[str, Any], *, callback: Callable[[Any], object] | None = None
+    ) -> Any:
+        """Send one request and return its ``ok`` value; a refusal raises its typed error.
+
+        While the request is pending the server may call ``callback`` back
+        (WIR-030 .. WIR-034); without one, a callback frame is a protocol failure.
+        """
+        if self._calling_back == threading.get_ident():
+            raise WireProtocolError(f"{op}: a callback called the store (WIR-034)")
         with self._lock:
             if self._broken is not None:
                 raise ServerExitedError(f"the server is unusable: {self._broken}")
@@ -120,7 +145,7 @@ class WireConnection:
                 frame = encode_frame({"id": ident, "op": op, "args": args})
             except FrameError as error:
                 raise InvalidInputError(f"{error}", requirement="WIR-001") from None
-            reply = self._exchange(frame, op)
+            reply = self._exchange(frame, op, callback)
         if not isinstance(reply, dict) or reply.get("id") != ident or (
             ("ok" in reply) == ("error" in reply)
         ):
@@ -143,7 +168,7 @@ class WireConnection:
         with self._lock:
             if self._broken is not None:
                 raise ServerExitedError(f"the server is unusable: {self._broken}")
-            found = [self._exchange(data, "raw")]
+            found = [self._exchange(data, "raw", raw=True)]
             deadline = time.monotonic() + self.timeout
             for _ in range(replies - 1):
                 size = int.from_bytes(self._read(4, deadline, "raw"), "big")
@@ -152,18 +177,30 @@ class WireConnection:
                 found.append(decode_body(self._read(size, deadline, "raw")))
             return found
 
-    def _exchange(self, frame: bytes, op: str) -> Any:
-        deadline = time.monotonic() + self.timeout
+    def _exchange(
+        self,
+        frame: bytes,
+        op: str,
+        callback: Callable[[Any], object] | None = None,
+        *,
+        raw: bool = False,
+    ) -> Any:
         stdin = self._process.stdin
         assert stdin is not None
         try:
             stdin.write(frame)
             stdin.flush()
-            size = int.from_bytes(self._read(4, deadline, op), "big")
-            if size > MAX_FRAME:
-                raise FrameError(f"a reply of {size} bytes exceeds {MAX_FRAME} (WIR-001)")
-            body = self._read(size, deadline, op)
-            return decode_body(body)
+            while True:
+                # WIR-009, WIR-033: the timeout runs from the last frame the client sent.
+                deadline = time.monotonic() + self.timeout
+                size = int.from_bytes(self._read(4, deadline, op), "big")
+                if size > MAX_FRAME:
+                    raise FrameError(f"a reply of {size} bytes exceeds {MAX_FRAME} (WIR-001)")
+                message = decode_body(self._read(size, deadline, op))
+                if raw or "callback" not in message:
+                    return message
+                stdin.write(encode_frame(self._call_back(message, op, callback)))
+                stdin.flush()
         except (BrokenPipeError, ConnectionResetError) as error:
             self._break(ServerExitedError(f"{op}: the server closed its input: {error}"))
         except FrameError as error:
@@ -171,6 +208,35 @@ class WireConnection:
         except WireError as error:
             self._break(error)
         raise self._broken  # type: ignore[misc]
+
+    def _call_back(
+        self, message: dict[str, Any], op: str, callback: Callable[[Any], object] | None
+    ) -> dict[str, Any]:
+        """The ``callbackReply`` to one reverse call (WIR-030 .. WIR-032).
+
+        ``ok`` is true only when the callback returned exactly True; a callback
+        that raises is answered with an error. A reverse call of another shape,
+        or for a request that has no callback, is a protocol failure (WIR-031).
+        """
+        ident = message.get("callback")
+        if (
+            not isinstance(ident, int) or isinstance(ident, bool) or ident < 0
+            or message.get("kind") != "authorize"
+            or set(message) != {"callback", "kind", "args"}
+            or not isinstance(message.get("args"), dict) or set(message["args"]) != {"value"}
+        ):
+            raise WireProtocolError(f"{op}: a malformed callback frame {message!r}")
+        if callback is None:
+            raise WireProtocolError(f"{op}: the server called back a request without a callback")
+        self._calling_back = threading.get_ident()
+        try:
+            granted = callback(message["args"]["value"]) is True
+        except Exception as error:  # the caller's callback failed: a denial (WIR-032)
+            return {"callbackReply": ident,
+                    "error": {"kind": values.INTERNAL, "message": repr(error)[:1000]}}
+        finally:
+            self._calling_back = None
+        return {"callbackReply": ident, "ok": granted}
 
     def _read(self, size: int, deadline: float, op: str) -> bytes:
         stdout = self._process.stdout
@@ -281,10 +347,16 @@ class WireStore:
         self._registry = default_registry()
         self._closed = False
 
-    def _call(self, op: str, build: Callable[[], dict[str, Any]] = dict) -> Any:
+    def _call(
+        self,
+        op: str,
+        build: Callable[[], dict[str, Any]] = dict,
+        *,
+        callback: Callable[[Any], object] | None = None,
+    ) -> Any:
         args = _refuse_unencodable(build)
         args["store"] = self.handle
-        return self._connection.request(op, args)
+        return self._connection.request(op, args, callback=callback)
 
     @property
     def capabilities(self) -> frozenset[Capability]:
@@ -360,10 +432,42 @@ class WireStore:
             raise WireProtocolError(f"exportConversation answered a {type(value).__name__}")
         return value
 
-    def import_conversation(self, archive: bytes) -> ImportReport:
-        """``importConversation``."""
-        value = self._call("importConversation", lambda: {"archive": values.value_out(archive)})
+    def import_conversation(
+        self, archive: bytes, *, projections: Sequence[ProjectionDefinition] = ()
+    ) -> ImportReport:
+        """``importConversation``; definitions travel with their folds by name (WIR-018)."""
+        value = self._call("importConversation", lambda: {
+            "archive": values.value_out(archive), **_projections_out(projections),
+        })
         return _reply(values.import_report_in, value)
+
+    def catch_up(
+        self,
+        conversation_id: str,
+        definition: ProjectionDefinition,
+        *,
+        max_events: int = DEFAULT_MAX_EVENTS,
+    ) -> ProjectionCheckpoint:
+        """``catchUp``: the definition travels with its fold by name (WIR-018)."""
+        value = self._call("catchUp", lambda: {
+            "conversationId": values.value_out(conversation_id),
+            "definition": _definition_out(definition),
+            "maxEvents": values.value_out(max_events),
+        })
+        checkpoint = _reply(values.checkpoint_in, value)
+        if checkpoint is None:
+            raise WireProtocolError("catchUp answered null")
+        return checkpoint
+
+    def load_checkpoint(self, conversation_id: str, name: str) -> ProjectionCheckpoint | None:
+        """``loadCheckpoint``."""
+        value = self._conversation_call("loadCheckpoint", conversation_id, name=name)
+        return _reply(values.checkpoint_in, value)
+
+    def projection_status(self, conversation_id: str, name: str) -> ProjectionStatus:
+        """``projectionStatus``."""
+        value = self._conversation_call("projectionStatus", conversation_id, name=name)
+        return _reply(values.status_in, value)
 
     def reopen(self) -> LedgerStore:
         """``reopen``: this handle closes, the returned one sees the same data."""
@@ -414,6 +518,96 @@ class WireStore:
         """``purge``."""
         return _reply(values.purge_in, self._conversation_call("purge", conversation_id))
 
+    def put_spill(
+        self,
+        conversation_id: str,
+        data: bytes,
+        *,
+        media_type: str,
+        operation: dict[str, JsonValue],
+        reference: str,
+        event_id: str,
+        occurred_at: str,
+    ) -> SpillMetadata:
+        """``putSpill``: the data travels as a CBOR byte string (WIR-016)."""
+        value = self._call("putSpill", lambda: {
+            "conversationId": values.value_out(conversation_id),
+            "data": values.value_out(data),
+            "mediaType": values.value_out(media_type),
+            "operation": values.value_out(operation),
+            "reference": values.value_out(reference),
+            "eventId": values.value_out(event_id),
+            "occurredAt": values.value_out(occurred_at),
+        })
+        return _reply(values.metadata_in, value)
+
+    def get_spill(self, conversation_id: str, reference: str, *, authorize: Authorize) -> bytes:
+        """``getSpill``: the server asks ``authorize`` back about the descriptor (WIR-030)."""
+        value = self._call("getSpill", lambda: {
+            "conversationId": values.value_out(conversation_id),
+            "reference": values.value_out(reference),
+            **_authorize_out(authorize),
+        }, callback=_callback(authorize))
+        return _reply(partial(values.bytes_in, what="getSpill"), value)
+
+    def delete_spill(
+        self,
+        conversation_id: str,
+        reference: str,
+        *,
+        reason: str = "deleted",
+        event_id: str,
+        occurred_at: str,
+    ) -> Envelope:
+        """``deleteSpill``: every argument travels, the default reason included."""
+        value = self._call("deleteSpill", lambda: {
+            "conversationId": values.value_out(conversation_id),
+            "reference": values.value_out(reference),
+            "reason": values.value_out(reason),
+            "eventId": values.value_out(event_id),
+            "occurredAt": values.value_out(occurred_at),
+        })
+        return _reply(values.envelope_in, value)
+
+    def export_bundle(self, conversation_id: str) -> bytes:
+        """``exportBundle``: the bundle travels as a CBOR byte string (WIR-016)."""
+        value = self._conversation_call("exportBundle", conversation_id)
+        return _reply(partial(values.bytes_in, what="exportBundle"), value)
+
+    def import_bundle(
+        self, bundle: bytes, *, projections: Sequence[ProjectionDefinition] = ()
+    ) -> ImportReport:
+        """``importBundle``; definitions travel with their folds by name (WIR-018)."""
+        value = self._call("importBundle", lambda: {
+            "bundle": values.value_out(bundle), **_projections_out(projections),
+        })
+        return _reply(values.import_report_in, value)
+
+    def search(
+        self,
+        requester: str,
+        query: str,
+        *,
+        scope: Sequence[str] | None = None,
+        limit: int = 20,
+        authorize: Callable[[str], bool] | None = None,
+    ) -> tuple[Hit, ...]:
+        """``search``: the server asks ``authorize`` back per foreign conversation (WIR-030)."""
+
+        def build() -> dict[str, Any]:
+            args = {
+                "requester": values.value_out(requester),
+                "query": values.value_out(query),
+                "limit": values.value_out(limit),
+                **_authorize_out(authorize),
+            }
+            if scope is not None:
+                args["scope"] = values.value_out(scope)
+            return args
+
+        value = self._call("search", build, callback=_callback(authorize))
+        return _reply(values.hits_in, value)
+
     def close(self) -> None:
         """``close``; a no-op once closed or when the server is already gone."""
         if self._closed:
@@ -445,6 +639,40 @@ class WireStore:
 
     def __repr__(self) -> str:
         return f"WireStore(handle={self.handle})"
+
+
+def _definition_out(definition: object) -> Any:
+    """WIR-018: a definition with its fold by name; a callable fold without one cannot travel."""
+    if not isinstance(definition, ProjectionDefinition):
+        return values.value_out(definition)
+    name = fold_name(definition)
+    if name is None and callable(definition.fold):
+        raise InvalidInputError(
+            "a definition whose fold has no name cannot travel (WIR-018)",
+            requirement="WIR-018", field="fold",
+        )
+    return values.definition_out(definition, name)
+
+
+def _projections_out(projections: object) -> dict[str, Any]:
+    """``projections``: absent when empty, else each definition as :func:`_definition_out`."""
+    if isinstance(projections, (list, tuple)):
+        if not projections:
+            return {}
+        return {"projections": [_definition_out(item) for item in projections]}
+    return {"projections": values.value_out(projections)}
+
+
+def _authorize_out(authorize: object) -> dict[str, Any]:
+    """WIR-030: ``authorize`` is true for a callable, false for another value, absent for None."""
+    if authorize is None:
+        return {}
+    return {"authorize": callable(authorize)}
+
+
+def _callback(authorize: object) -> Callable[[Any], object] | None:
+    """The callable the server may call back, if the caller gave one."""
+    return authorize if callable(authorize) else None
 
 
 def _best_effort(value: object) -> Any:

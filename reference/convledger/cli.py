@@ -24,6 +24,7 @@ SUBCOMMANDS = (
     "convledger.tools.migrate",
     "convledger.tools.transfer",
     "convledger.tools.serve_wire",
+    "convledger.tools.demo",
 )
 """Modules that each define ``register(subparsers)``; order is the order in ``--help``."""
 

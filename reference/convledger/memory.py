@@ -27,6 +27,7 @@ from convledger.capabilities import Capability
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import ConflictError, DuplicateError, InvalidInputError, PurgedError
 from convledger.fast import canonical as fast_canonical
+from convledger.host.rows import ChildLink, FactRow
 from convledger.kinds import KindRegistry
 from convledger.projections.companion import COMPANION as PROJECTIONS
 from convledger.projections.companion import parse_checkpoints
@@ -76,6 +77,8 @@ class MemoryStore(StoreBase):
         self._spills: dict[str, dict[str, tuple[SpillMetadata, bytes]]] = {}
         """conversation -> reference -> (metadata, bytes) of its live objects (SPL-010)."""
         self._fault_probe = fault_probe
+        self._side_rows: dict[tuple[str, str, str], FactRow] = {}
+        """(table, owner conversation, id) -> child link or schedule row (SQL-068, SQL-069)."""
 
     # -- ledger core ---------------------------------------------------------------------------
 
@@ -269,8 +272,38 @@ class MemoryStore(StoreBase):
             for key in [key for key in self._checkpoints if key[0] == conversation_id]:
                 del self._checkpoints[key]  # TRN-093: the rows kept beside the ledger go too
             self._spills.pop(conversation_id, None)
+            schedules = ("schedules", conversation_id)
+            for side in [side for side in self._side_rows if side[:2] == schedules]:
+                del self._side_rows[side]  # child links outlive the purge (SQL-068)
             self._purged.add(conversation_id)
             return True
+
+    # -- child links and schedules (chapter facts.md) --------------------------------------------
+
+    def _write_fact_rows(
+        self,
+        row: FactRow,
+        appends: tuple[tuple[str, tuple[EventDraft, ...]], ...],
+        skip_purged: bool,
+    ) -> tuple[str, ...]:
+        """SQL-068, SQL-069: every batch and the row under one lock hold, all or nothing."""
+        with self._lock:
+            placed: list[tuple[str, tuple[Envelope, ...]]] = []
+            for conversation_id, drafts in appends:
+                if skip_purged and conversation_id in self._purged:
+                    continue
+                placed.append((conversation_id, self._placed(conversation_id, drafts, None)))
+            for conversation_id, envelopes in placed:
+                self._commit(conversation_id, envelopes)
+            self._side_rows[_row_key(row)] = row
+            return tuple(conversation_id for conversation_id, _ in placed)
+
+    def _fact_rows(self, table: str, conversation_id: str) -> tuple[FactRow, ...]:
+        with self._lock:
+            return tuple(
+                row for key, row in sorted(self._side_rows.items())
+                if key[0] == table and key[1] == conversation_id
+            )
 
     # -- projections (chapter projections.md) ----------------------------------------------------
 
@@ -450,3 +483,10 @@ def _fresh(value: JsonValue, todo: list[tuple[_Container, _Container]]) -> JsonV
         return value  # str, int, float, bool and None are immutable
     todo.append((value, copied))
     return copied
+
+
+def _row_key(row: FactRow) -> tuple[str, str, str]:
+    """Where a fact row is kept: (table, owner conversation, id)."""
+    if isinstance(row, ChildLink):
+        return ("children", row.parent_conversation_id, row.child_conversation_id)
+    return ("schedules", row.conversation_id, row.schedule_id)

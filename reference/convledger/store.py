@@ -51,6 +51,7 @@ from convledger.errors import (
 )
 from convledger.fast import canonical as fast_canonical
 from convledger.fast.decode import decode_stored
+from convledger.host.rows import FactRowOperations
 from convledger.kinds import KindRegistry, default_registry
 from convledger.projections import companion as projection_companion
 from convledger.projections.companion import projection_problems
@@ -275,7 +276,8 @@ class ExtendedStore(LedgerStore, Protocol):
 
 
 class StoreBase(
-    RuntimeOperations, ProjectionOperations, SpillOperations, SearchOperations, abc.ABC
+    RuntimeOperations, ProjectionOperations, SpillOperations, SearchOperations,
+    FactRowOperations, abc.ABC
 ):
     """Argument checks, paging and archives shared by every reference store."""
 

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
 from convledger import canonical
-from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import LedgerError
 from convledger.projections import STATE_SLOTS, SUMMARY, ProjectionDefinition
@@ -32,6 +31,7 @@ from convledger_conformance.checks._support import (
     run_property,
 )
 from convledger_conformance.profiles import scaled
+from convledger_conformance.projection_definitions import FAILURES, failing
 from convledger_conformance.projection_machine import build_projection_machine
 from convledger_conformance.projection_model import (
     counting,
@@ -286,29 +286,14 @@ def check_unknown_kinds_in_a_fold(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-def _failing(kind: str) -> ProjectionDefinition:
-    def fold(state: JsonValue, envelope: Envelope) -> JsonValue:
-        if envelope.seq < 3:
-            assert isinstance(state, dict)
-            state["count"] = envelope.seq
-            return state
-        if kind == "raises":
-            raise RuntimeError("fold broke")
-        if kind == "set":
-            return {1, 2}  # type: ignore[return-value]
-        return {"count": "not an integer", "seqs": []}
-
-    return attrs.evolve(counting(name=f"fails-{kind}"), fold=fold)
-
-
 @check("PRJ-003", "PRJ-033", "PRJ-032", capability=PRJ)
 def check_failing_folds_store_nothing(ctx: CheckContext) -> None:
     """PRJ-003, PRJ-032, PRJ-033: a fold that fails stores nothing; in-place folds stay private."""
 
     def body(store: LedgerStore) -> None:
         s = extended(store)
-        for kind in ("raises", "set", "schema"):
-            definition = _failing(kind)
+        for kind in FAILURES:
+            definition = failing(kind)
             store.append(kind, drafts(kind, 2))
             s.catch_up(kind, definition)
             store.append(kind, [draft(f"next-{kind}")])

@@ -273,16 +273,17 @@ def _deny_delete_from(table: str) -> Callable[[sqlite3.Connection], None]:
     return hook
 
 
-@check("SQL-050", "SQL-056", capability=Capability.MIGRATION)
+@check("SQL-050", "SQL-056", "SQL-069", capability=Capability.MIGRATION)
 def check_sqlite_purge_rows(ctx: CheckContext) -> None:
-    """SQL-050, SQL-056: a purge deletes every row of its conversation in one transaction.
+    """SQL-050, SQL-056, SQL-069: a purge deletes its conversation's rows in one transaction.
 
-    Every table (FTS5 included) loses exactly the conversation's rows; the
+    Every table (FTS5 included) but ``children`` loses exactly the
+    conversation's rows, and the child links naming it stay (SQL-069); the
     tombstone carries the injected clock's time and survives a second purge,
     refused writes and a reopen; active runs refuse the purge with nothing
     deleted; a purge that fails half way deletes nothing.
     """
-    ids = ("SQL-050", "SQL-056")
+    ids = ("SQL-050", "SQL-056", "SQL-069")
     with runtime_store(ctx, ids), workspace(ctx, ids) as (opener, directory):
         path = directory / "purge.sqlite"
         trace: Traced = []
@@ -299,7 +300,7 @@ def check_sqlite_purge_rows(ctx: CheckContext) -> None:
             if whole_file(path) != whole:
                 fail("SQL-056", "a refused purge changed the file")
             # a purge whose last delete cannot run: nothing of it may remain
-            failing = opener(path, connection_hook=_deny_delete_from("children"))
+            failing = opener(path, connection_hook=_deny_delete_from("schedules"))
             with contextlib.suppress(Exception):
                 failing.purge("c\x00ü")
             failing.close()
@@ -312,19 +313,16 @@ def check_sqlite_purge_rows(ctx: CheckContext) -> None:
             if store.purge("c\x00ü") is not PurgeOutcome.PURGED:
                 fail("SQL-056", "the first purge did not answer purged")
             _check_purge_transaction(trace)
-            left = {t: r for t, r in conversation_rows(path, "c\x00ü").items() if r}
+            remaining = conversation_rows(path, "c\x00ü")
+            left = {t: r for t, r in remaining.items() if r and not t.startswith("children.")}
             if left:
                 fail("SQL-056", f"after the purge the conversation still has rows: {left!r}")
+            links = {t: r for t, r in remaining.items() if t.startswith("children.")}
+            if links != {t: r for t, r in zip(remaining, before, strict=True)
+                         if t.startswith("children.")}:
+                fail("SQL-069", "the purge deleted or changed the child links naming it")
             kept = conversation_rows(path, "other")
-            expected = {  # the links between the two went with the purged conversation
-                **untouched,
-                "children.parent_conversation_id": [
-                    row for row in untouched["children.parent_conversation_id"]
-                    if row[1] != "c\x00ü"],
-                "children.child_conversation_id": [
-                    row for row in untouched["children.child_conversation_id"]
-                    if row[0] != "c\x00ü"],
-            }
+            expected = untouched  # the links between the two stay (SQL-069)
             if kept != expected:
                 fail("SQL-056", "the purge deleted or changed rows of another conversation")
             _expect_tombstone(path, "c\x00ü")

@@ -19,6 +19,7 @@ from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import ConflictError, DuplicateError, IntegrityError, InvalidInputError
 from convledger.fast import canonical as fast_canonical
+from convledger.host.rows import ChildLink, FactRow, ScheduleRow
 from convledger.kinds import KindRegistry
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
 from convledger.projections.fold import advance
@@ -260,3 +261,61 @@ def _json(text: object, where: str) -> JsonValue:
         return cast(JsonValue, canonical.decode(str(text).encode("utf-8")))
     except Exception as error:
         raise IntegrityError(f"{where} holds no JSON: {error}", requirement="SQL-061") from error
+
+
+# -- child links and schedules (SQL-068, SQL-069) ------------------------------------------------
+
+
+def upsert_fact_row(connection: sqlite3.Connection, row: FactRow) -> None:
+    """SQL-068, SQL-069: insert or replace one child link or schedule, in the caller's step."""
+    record = fast_canonical.encode(row.to_json()).decode("utf-8")
+    if isinstance(row, ChildLink):
+        connection.execute(
+            "INSERT INTO children (parent_conversation_id, child_conversation_id, state,"
+            " seed_upto_seq, record) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (parent_conversation_id, child_conversation_id)"
+            " DO UPDATE SET state = excluded.state, record = excluded.record",
+            (row.parent_conversation_id, row.child_conversation_id, row.state,
+             row.seed_upto_seq, record),
+        )
+        return
+    connection.execute(
+        "INSERT INTO schedules (conversation_id, schedule_id, next_at, state, record)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, schedule_id)"
+        " DO UPDATE SET next_at = excluded.next_at, state = excluded.state,"
+        " record = excluded.record",
+        (row.conversation_id, row.schedule_id, row.next_at, row.state, record),
+    )
+
+
+def load_fact_rows(
+    connection: sqlite3.Connection, table: str, conversation_id: str
+) -> tuple[FactRow, ...]:
+    """The child links of a parent (by child id) or the schedules of a conversation (by id)."""
+    if table == "children":
+        found = connection.execute(
+            "SELECT record FROM children WHERE parent_conversation_id = ?"
+            " ORDER BY child_conversation_id", (conversation_id,),
+        ).fetchall()
+        return tuple(_child_link(canonical.decode(str(item[0]).encode())) for item in found)
+    found = connection.execute(
+        "SELECT record FROM schedules WHERE conversation_id = ? ORDER BY schedule_id",
+        (conversation_id,),
+    ).fetchall()
+    return tuple(_schedule(canonical.decode(str(item[0]).encode())) for item in found)
+
+
+def _child_link(record: object) -> ChildLink:
+    assert isinstance(record, dict)
+    return ChildLink(
+        record["parentConversationId"], record["childConversationId"], record["state"],
+        record["seedUptoSeq"], record["budget"],
+    )
+
+
+def _schedule(record: object) -> ScheduleRow:
+    assert isinstance(record, dict)
+    return ScheduleRow(
+        record["conversationId"], record["id"], record["kind"], record["nextAt"],
+        record["state"], record["occurrence"],
+    )

@@ -41,10 +41,13 @@ PURGE_TABLES = (
     ("projections", "conversation_id"),
     ("spills", "conversation_id"),
     ("schedules", "conversation_id"),
-    ("children", "parent_conversation_id"),
-    ("children", "child_conversation_id"),
 )
 """SQL-056: every row a purge deletes, by table and the column naming the conversation."""
+
+
+def is_purged(connection: sqlite3.Connection, conversation_id: str) -> bool:
+    """Whether the conversation has a tombstone (TRN-092), read in the caller's transaction."""
+    return connection.execute(sql.PURGED, (conversation_id,)).fetchone() is not None
 
 
 def refuse_purged(connection: sqlite3.Connection, conversation_id: str) -> None:

@@ -42,6 +42,7 @@ from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, NotFoundError
 from convledger.fast.archive import encode_stored
+from convledger.host.rows import FactRow
 from convledger.kinds import KindRegistry
 from convledger.projections.companion import COMPANION as PROJECTIONS
 from convledger.projections.companion import parse_checkpoints
@@ -425,6 +426,27 @@ class SqliteStore(StoreBase):
             side.insert_spill(connection, conversation_id, stored, data)
             self._probe("spill")
             return stored
+
+    def _write_fact_rows(
+        self,
+        row: FactRow,
+        appends: tuple[tuple[str, tuple[EventDraft, ...]], ...],
+        skip_purged: bool,
+    ) -> tuple[str, ...]:
+        """SQL-068, SQL-069: the events and the row in one write transaction."""
+        with self._transaction("write_fact_rows", write=True) as connection:
+            written: list[str] = []
+            for conversation_id, drafts in appends:
+                if skip_purged and runtime.is_purged(connection, conversation_id):
+                    continue
+                _append_checked(connection, conversation_id, drafts, None)
+                written.append(conversation_id)
+            side.upsert_fact_row(connection, row)
+            return tuple(written)
+
+    def _fact_rows(self, table: str, conversation_id: str) -> tuple[FactRow, ...]:
+        with self._gate("fact_rows") as connection, driver_boundary("fact_rows"):
+            return side.load_fact_rows(connection, table, conversation_id)
 
     def _get_spill(
         self, conversation_id: str, reference: str

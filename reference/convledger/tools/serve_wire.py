@@ -2,9 +2,12 @@
 
 Reads request frames on standard input and writes reply frames on standard
 output until standard input ends. ``--store memory`` (the default) makes each
-``newStore`` a fresh :class:`WireMemoryStore`; ``--store
-sqlite`` a fresh SQLite store on a new temporary file, or, with ``--db PATH``,
-a store opened on that one file (every handle shares its data).
+``newStore`` a fresh :class:`~convledger.memory.MemoryStore`, which declares
+what it declares in process (the protocol carries all of it); ``--store
+sqlite`` a fresh SQLite store on a new temporary file, declaring all but
+``migration`` and ``multi_process`` (file-level capabilities without requests),
+or, with ``--db PATH``, a store opened on that one file (every handle shares
+its data).
 ``--factory MODULE:FACTORY`` serves any Python store factory instead.
 Diagnostics go to standard error only: standard output carries frames.
 """
@@ -12,27 +15,62 @@ Diagnostics go to standard error only: standard output carries frames.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
+import shutil
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from convledger.memory import MemoryStore
-from convledger.store import LedgerStore
+from convledger.store import Capability, LedgerStore
 from convledger.wire.server import CARRIED, StoreMaker, WireServer
 
 EXIT_REFUSED = 2
 
 
-class WireMemoryStore(MemoryStore):
-    """A :class:`MemoryStore` that declares, and so serves, only what the protocol carries.
+def _wire_sqlite_class() -> type[LedgerStore]:
+    """:class:`WireSqliteStore`, defined on first use (SQLite is imported lazily)."""
+    from convledger.sqlite import SqliteStore
 
-    The server removes other capabilities from every declaration it sends
-    (WIR-021); declaring them absent here also makes the store itself refuse
-    their operations and companions (CAP-002), so the store behind the wire is
-    judged on exactly the declaration the suite sees.
-    """
+    class WireSqliteStore(SqliteStore):
+        """A SQLite store that declares, and so serves, only what the protocol carries.
 
-    declared = MemoryStore.declared & CARRIED
+        The protocol carries every operation of the store except those of
+        ``migration`` and ``multi_process``, which are about the database file
+        and have no request (WIR-021). Declaring them absent here also makes the
+        store refuse what depends on them (CAP-002), so it is judged on the
+        declaration the suite sees.
+        """
+
+        declared = SqliteStore.declared & CARRIED
+
+        @property
+        def capabilities(self) -> frozenset[Capability]:
+            """CAP-001, WIR-021: the handle's own declaration, restricted to the carried."""
+            return super().capabilities & CARRIED
+
+    return WireSqliteStore
+
+
+def wire_sqlite_store_factory() -> StoreMaker:
+    """A maker of SQLite stores on new temporary files that declare only what is carried."""
+    store_class: Any = _wire_sqlite_class()
+    parent = Path(tempfile.mkdtemp(prefix="convledger-wire-"))
+    atexit.register(shutil.rmtree, parent, True)
+    counter = iter(range(1, 2**62))
+
+    def make() -> LedgerStore:
+        directory = parent / f"store-{next(counter)}"
+        directory.mkdir()
+        store: LedgerStore = store_class(
+            directory / "ledger.sqlite",
+            on_close=lambda: shutil.rmtree(directory, ignore_errors=True),
+        )
+        return store
+
+    return make
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,16 +109,15 @@ def maker_for(args: argparse.Namespace) -> StoreMaker:
 
         return make_any
     if args.store == "memory":
-        return WireMemoryStore
-    from convledger.sqlite import SqliteStore
-    from convledger.sqlite.factories import file_store_factory
-
+        return MemoryStore
     if args.db is None:
-        return file_store_factory()
+        return wire_sqlite_store_factory()
+    store_class: Any = _wire_sqlite_class()
     path: Path = args.db
 
     def make_on_file() -> LedgerStore:
-        return SqliteStore(path)
+        store: LedgerStore = store_class(path)
+        return store
 
     return make_on_file
 

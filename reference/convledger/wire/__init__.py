@@ -3,9 +3,10 @@
 * :mod:`convledger.wire.frames`: length-prefixed deterministic CBOR frames
   (WIR-001 .. WIR-004);
 * :mod:`convledger.wire.values`: the mapping of envelopes, drafts, runtime
-  records and refusals to the CBOR data model (WIR-010 .. WIR-015);
+  records and refusals to the CBOR data model (WIR-010 .. WIR-018);
 * :mod:`convledger.wire.server`: the operation table and the request loop
-  (WIR-004 .. WIR-008, WIR-013 .. WIR-024).
+  (WIR-004 .. WIR-008, WIR-013 .. WIR-024) and the reverse calls of callbacks
+  (WIR-030 .. WIR-033).
 
 The client side, a :class:`~convledger.store.LedgerStore` proxy over a
 subprocess, lives in the conformance package

@@ -13,6 +13,14 @@ available over the wire by adding one entry; capabilities without entries are
 removed from every declaration the server sends (WIR-021), so it never claims
 what it cannot serve.
 
+Two operations take a callback that lives in the client (``getSpill`` and
+``search``, ``authorize``). A request carrying ``authorize: true`` reaches the
+store with a stand-in callable that writes a callback frame and reads the
+client's callback reply from the same streams before the request's reply is
+written (WIR-030 .. WIR-033); only a reply whose ``ok`` is exactly true grants.
+A projection definition travels with its fold by name and is rebuilt here with
+the named fold (:func:`resolve_fold`, WIR-018).
+
 Arguments are decoded without validation (:mod:`convledger.wire.values`): the
 store refuses ill-typed ones exactly as it does in process. A refusal becomes
 an ``error`` reply with its normative kind (WIR-008); any other exception of
@@ -23,13 +31,14 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
 import attrs
 
 import convledger
 from convledger.errors import InvalidInputError, LedgerError, NotSupportedError
+from convledger.projections import BUILT_INS
 from convledger.store import Capability, LedgerStore
 from convledger.wire import values
 from convledger.wire.frames import (
@@ -99,6 +108,94 @@ def _scan(store: LedgerStore, args: dict[str, Any]) -> object:
     return values.recovery_page_out(store.scan_recoverable(**kwargs))
 
 
+def _extended(store: LedgerStore) -> Any:
+    """The store, for the operations of :class:`~convledger.store.ExtendedStore`."""
+    return store
+
+
+def _authorize(args: dict[str, Any]) -> object:
+    """WIR-030: the callback the server put in place of ``true``, or the value as it came."""
+    return args.get("authorize")
+
+
+def _put_spill(store: LedgerStore, args: dict[str, Any]) -> object:
+    metadata = _extended(store).put_spill(
+        _conversation(args),
+        args.get("data"),
+        **_kwargs(args, ("mediaType", "media_type"), ("operation", "operation"),
+                  ("reference", "reference"), ("eventId", "event_id"),
+                  ("occurredAt", "occurred_at")),
+    )
+    return values.metadata_out(metadata)
+
+
+def _get_spill(store: LedgerStore, args: dict[str, Any]) -> object:
+    return _extended(store).get_spill(
+        _conversation(args), args.get("reference"), authorize=_authorize(args)
+    )
+
+
+def _delete_spill(store: LedgerStore, args: dict[str, Any]) -> object:
+    envelope = _extended(store).delete_spill(
+        _conversation(args),
+        args.get("reference"),
+        **_kwargs(args, ("reason", "reason"), ("eventId", "event_id"),
+                  ("occurredAt", "occurred_at")),
+    )
+    return values.envelope_out(envelope)
+
+
+def _search(store: LedgerStore, args: dict[str, Any]) -> object:
+    kwargs = _kwargs(args, ("scope", "scope"), ("limit", "limit"))
+    hits = _extended(store).search(
+        args.get("requester"), args.get("query"), authorize=_authorize(args), **kwargs
+    )
+    return [values.hit_out(hit) for hit in hits]
+
+
+def resolve_fold(name: object, version: object) -> object:
+    """WIR-018: the fold a definition names: the conformance suite's named folds, or None.
+
+    Imported lazily from ``convledger_conformance.projection_definitions``;
+    without the conformance package only the built-in folds resolve (PRJ-050).
+    """
+    try:
+        from convledger_conformance.projection_definitions import resolve
+    except ImportError:
+        builtin = BUILT_INS.get(name) if isinstance(name, str) else None
+        return None if builtin is None else builtin.fold
+    return resolve(name, version)
+
+
+def _definitions(args: dict[str, Any]) -> dict[str, Any]:
+    """``projections``, when present: each definition resolved (WIR-018)."""
+    if "projections" not in args:
+        return {}
+    given = args["projections"]
+    if not isinstance(given, list):
+        return {"projections": given}
+    return {"projections": [values.definition_in(item, resolve_fold) for item in given]}
+
+
+def _catch_up(store: LedgerStore, args: dict[str, Any]) -> object:
+    checkpoint = _extended(store).catch_up(
+        _conversation(args),
+        values.definition_in(args.get("definition"), resolve_fold),
+        **_kwargs(args, ("maxEvents", "max_events")),
+    )
+    return values.checkpoint_out(checkpoint)
+
+
+def _import_conversation(store: LedgerStore, args: dict[str, Any]) -> object:
+    report = _extended(store).import_conversation(args.get("archive"), **_definitions(args))
+    return values.import_report_out(report)
+
+
+def _import_bundle(store: LedgerStore, args: dict[str, Any]) -> object:
+    report = _extended(store).import_bundle(args.get("bundle"), **_definitions(args))
+    return values.import_report_out(report)
+
+
 OPERATIONS: Final[dict[str, Entry]] = {
     "append": Entry(Capability.LEDGER, _append),
     "read": Entry(Capability.LEDGER, _read),
@@ -106,10 +203,7 @@ OPERATIONS: Final[dict[str, Entry]] = {
     "exportConversation": Entry(
         Capability.LEDGER, lambda s, a: s.export_conversation(_conversation(a))
     ),
-    "importConversation": Entry(
-        Capability.LEDGER,
-        lambda s, a: values.import_report_out(s.import_conversation(a.get("archive"))),  # type: ignore[arg-type]
-    ),
+    "importConversation": Entry(Capability.LEDGER, _import_conversation),
     "transition": Entry(Capability.TRANSITIONS, _transition),
     "loadRun": Entry(
         Capability.TRANSITIONS,
@@ -125,8 +219,29 @@ OPERATIONS: Final[dict[str, Entry]] = {
     ),
     "scanRecoverable": Entry(Capability.TRANSITIONS, _scan),
     "purge": Entry(Capability.PURGE, lambda s, a: s.purge(_conversation(a)).value),
+    "putSpill": Entry(Capability.SPILLS, _put_spill),
+    "getSpill": Entry(Capability.SPILLS, _get_spill),
+    "deleteSpill": Entry(Capability.SPILLS, _delete_spill),
+    "exportBundle": Entry(
+        Capability.SPILLS, lambda s, a: _extended(s).export_bundle(_conversation(a))
+    ),
+    "importBundle": Entry(Capability.SPILLS, _import_bundle),
+    "search": Entry(Capability.SEARCH, _search),
+    "catchUp": Entry(Capability.PROJECTIONS, _catch_up),
+    "loadCheckpoint": Entry(
+        Capability.PROJECTIONS,
+        lambda s, a: values.checkpoint_out(
+            _extended(s).load_checkpoint(_conversation(a), a.get("name"))
+        ),
+    ),
+    "projectionStatus": Entry(
+        Capability.PROJECTIONS,
+        lambda s, a: values.status_out(
+            _extended(s).projection_status(_conversation(a), a.get("name"))
+        ),
+    ),
 }
-"""WIR-013, WIR-015: the store operations the protocol carries, by request type.
+"""WIR-013, WIR-015 .. WIR-018: the store operations the protocol carries, by request type.
 
 ``newStore``, ``reopen``, ``close`` and ``hello`` are handled by the server
 itself; ``reopen`` belongs to capability ``persistence``.
@@ -143,6 +258,13 @@ def declared_over_wire(store: LedgerStore) -> list[str]:
     return sorted(item.value for item in store.capabilities if item in CARRIED)
 
 
+Send = Callable[[dict[str, Any]], None]
+
+
+class CallbackFailed(Exception):
+    """A reverse call that did not come back with a grant: the store's callback raised (WIR-032)."""
+
+
 class WireServer:
     """Serves stores made by ``maker`` over one pair of binary streams."""
 
@@ -152,13 +274,18 @@ class WireServer:
         self._stores: dict[int, LedgerStore] = {}
         self._handles = iter(range(1, 2**63))
         self._greeted = False
+        self._stray: dict[str, Any] | None = None
+        self._lost: FramingLost | None = None
 
     def serve(self, requests: BinaryIO, replies: BinaryIO) -> int:
         """Answer frames until the input ends; returns the process exit status."""
+
+        def send(message: dict[str, Any]) -> None:
+            replies.write(_framed(message))
+            replies.flush()
+
         try:
-            for reply in self._replies(requests):
-                replies.write(_framed(reply))
-                replies.flush()
+            self._loop(requests, send)
         except FramingLost as error:
             # WIR-004: framing is lost (a cut frame or an over-long length); say why and stop.
             write_frame(replies, {"id": None, "error": _refusal(str(error), "WIR-004")})
@@ -170,13 +297,15 @@ class WireServer:
         return 0
 
     def answer_frames(self, data: bytes) -> list[dict[str, Any]]:
-        """The replies to the complete frames in ``data``, as :meth:`serve` writes them.
+        """The frames :meth:`serve` writes for the complete frames in ``data``, callbacks included.
 
         For in-process checks of the protocol; the stores stay open between calls.
         """
-        return list(self._replies(io.BytesIO(data)))
+        sent: list[dict[str, Any]] = []
+        self._loop(io.BytesIO(data), sent.append)
+        return sent
 
-    def _replies(self, requests: BinaryIO) -> Iterator[dict[str, Any]]:
+    def _loop(self, requests: BinaryIO, send: Send) -> None:
         while True:
             try:
                 request = read_frame(requests)
@@ -185,12 +314,24 @@ class WireServer:
             except FramingLost:
                 raise
             except FrameError as error:
-                yield {"id": None, "error": _refusal(str(error), "WIR-004")}
+                send({"id": None, "error": _refusal(str(error), "WIR-004")})
                 continue
-            yield self.answer(request)
+            send(self._answer(request, self._reverse_caller(requests, send)))
+            if self._stray is not None:
+                stray, self._stray = self._stray, None
+                send(stray)
+            if self._lost is not None:
+                lost, self._lost = self._lost, None
+                raise lost
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The reply to one decoded request frame (WIR-005 .. WIR-008)."""
+        """The reply to one decoded request frame, with no channel for callbacks (WIR-005)."""
+        return self._answer(request, _no_channel)
+
+    def _answer(
+        self, request: dict[str, Any], callback: Callable[[object], bool]
+    ) -> dict[str, Any]:
+        """The reply to one decoded request frame (WIR-005 .. WIR-008, WIR-030)."""
         ident = request.get("id")
         op = request.get("op")
         args = request.get("args", {})
@@ -199,6 +340,8 @@ class WireServer:
                 "id": ident if _is_id(ident) else None,
                 "error": _refusal("a request is {id: uint, op: text, args?: map}", "WIR-004"),
             }
+        if args.get("authorize") is True:
+            args = {**args, "authorize": callback}
         try:
             value = self._dispatch(op, args)
         except LedgerError as error:
@@ -206,6 +349,50 @@ class WireServer:
         except Exception as error:  # a bug of the store: never a refusal (WIR-008)
             return {"id": ident, "error": {"kind": values.INTERNAL, "message": repr(error)}}
         return {"id": ident, "ok": value}
+
+    def _reverse_caller(self, requests: BinaryIO, send: Send) -> Callable[[object], bool]:
+        """The stand-in for the client's callback of one request (WIR-030 .. WIR-034)."""
+        counter = iter(range(1, 2**63))
+
+        def authorize(value: object) -> bool:
+            if self._stray is not None or self._lost is not None:
+                raise CallbackFailed("the callback channel of this request is gone")
+            ident = next(counter)
+            try:
+                argument = values.value_out(value)
+            except values.Unencodable as error:
+                raise CallbackFailed(f"an argument without a CBOR image: {error}") from None
+            send({"callback": ident, "kind": "authorize", "args": {"value": argument}})
+            try:
+                answer = read_frame(requests)
+            except EndOfStream:
+                raise CallbackFailed("the input ended while a callback was pending") from None
+            except FramingLost as error:
+                self._lost = error
+                raise CallbackFailed(f"{error}") from None
+            except FrameError as error:
+                self._stray = {"id": None, "error": _refusal(str(error), "WIR-004")}
+                raise CallbackFailed(f"{error}") from None
+            if (
+                answer.get("callbackReply") != ident
+                or set(answer) - {"callbackReply", "ok", "error"}
+                or ("ok" in answer) == ("error" in answer)
+            ):
+                stray_id = answer.get("id")
+                self._stray = {
+                    "id": stray_id if _is_id(stray_id) else None,
+                    "error": _refusal(
+                        f"a frame that is not the reply to callback {ident} arrived while it "
+                        "was pending",
+                        "WIR-033",
+                    ),
+                }
+                raise CallbackFailed("the client did not answer the callback")
+            if "error" in answer:
+                raise CallbackFailed(f"the client's callback failed: {answer['error']!r}")
+            return answer["ok"] is True
+
+        return authorize
 
     def _dispatch(self, op: str, args: dict[str, Any]) -> object:
         if op == "hello":
@@ -271,6 +458,11 @@ class WireServer:
             except Exception as error:  # closing on exit: report, never mask the exit
                 print(f"serve-wire: closing a store failed: {error!r}", file=sys.stderr)
         self._stores.clear()
+
+
+def _no_channel(value: object) -> bool:
+    """The callback of a request answered without a channel: it always fails (WIR-032)."""
+    raise CallbackFailed("no channel for callbacks")
 
 
 def _is_id(value: object) -> bool:
