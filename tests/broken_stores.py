@@ -16,10 +16,10 @@ import attrs
 
 from convledger import canonical
 from convledger.archive import Archive
-from convledger.envelope import Envelope, EventDraft
-from convledger.errors import ConflictError, DuplicateError
+from convledger.envelope import Envelope, EventDraft, from_wire
+from convledger.errors import ConflictError, DuplicateError, ReplayRefusedError
 from convledger.memory import MemoryStore
-from convledger.store import Page
+from convledger.store import Capability, ImportReport, Page
 
 
 @attrs.frozen
@@ -223,6 +223,28 @@ class RawErrorForLargeLimit(MemoryStore):
         return super().read(conversation_id, from_seq=from_seq, to_seq=to_seq, limit=limit)
 
 
+class ImportsUnknownKinds(MemoryStore):
+    """RPL-003: imports an archive even when an unknown kind is not ignorable (no replay gate)."""
+
+    def import_conversation(self, archive: bytes) -> ImportReport:
+        try:
+            return super().import_conversation(archive)
+        except ReplayRefusedError:
+            document = json.loads(archive)
+        events = tuple(from_wire(item) for item in document["events"])
+        self._import(Archive(document["conversationId"], events, document["companions"]))
+        return ImportReport(document["conversationId"], len(events), events[-1].seq)
+
+
+class RefusesNothingUndeclared(MemoryStore):
+    """CAP-002: declares only the ledger but serves the operations of other capabilities."""
+
+    declared = frozenset({Capability.LEDGER})
+
+    def _require(self, capability: Capability, operation: str) -> None:
+        return None
+
+
 BROKEN_STORES: tuple[Broken, ...] = (
     Broken(EventIdsUniquePerConversation, ("LED-003",)),
     Broken(SeqReservedBeforeChecks, ("LED-004",)),
@@ -236,5 +258,7 @@ BROKEN_STORES: tuple[Broken, ...] = (
     Broken(ConflictWithoutHead, ("ERR-005",)),
     Broken(PartialBatchOnDuplicate, ("LED-004", "ERR-004")),
     Broken(RawErrorForLargeLimit, ("ERR-006",)),
+    Broken(ImportsUnknownKinds, ("RPL-003",)),
+    Broken(RefusesNothingUndeclared, ("CAP-002",)),
 )
 """Every broken store, with the ids that must be among the failed ones."""

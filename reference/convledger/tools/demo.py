@@ -15,6 +15,7 @@ conversation, 3 when the database cannot be opened.
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 from pathlib import Path
 
@@ -154,4 +155,6 @@ def _compact(value: JsonValue) -> str:
         return "{" + ", ".join(f"{key}: {_compact(item)}" for key, item in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(_compact(item) for item in value) + "]"
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)  # null, true, false: JSON's spelling, not Python's
     return str(value)
