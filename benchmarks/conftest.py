@@ -17,10 +17,7 @@ test run never collects this directory (``testpaths = ["tests"]``).
 
 from __future__ import annotations
 
-import hashlib
-import random
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +28,7 @@ import pytest
 from convledger.canonical import JsonValue
 from convledger.envelope import EventDraft
 from convledger.memory import MemoryStore
+from convledger_conformance.bench import event_id, payload
 
 DEFAULT_SIZES = "1000,100000"
 EVENTS_PER_CONVERSATION = 200
@@ -83,37 +81,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 # -- realistic events ----------------------------------------------------------------
+# The same events ``convledger-conformance --bench`` measures, defined once there.
 
-_TEXT = (
-    "I read the file and found the failing assertion in test_export: the archive was "
-    "written with ensure_ascii=True, so the café entry came back escaped. I'll switch the "
-    "writer to the canonical encoder and re-run the suite. "
-)
-
-
-def event_id(index: int) -> str:
-    """A random-looking but reproducible UUID4 text: the id shape real producers use."""
-    return str(uuid.UUID(int=random.Random(index).getrandbits(128), version=4))
-
-
-def provider_message(index: int) -> dict[str, JsonValue]:
-    """A ``provider/message`` v1 payload: an assistant turn with text and a tool call."""
-    message: dict[str, JsonValue] = {
-        "role": "assistant",
-        "content": [
-            {"type": "text", "text": _TEXT},
-            {
-                "type": "tool_use",
-                "id": f"toolu_01A{index:08d}",
-                "name": "run_tests",
-                "input": {"paths": ["tests/test_archive.py"], "timeout": 120, "verbose": True},
-            },
-        ],
-        "stopReason": "tool_use",
-        "usage": {"inputTokens": 1834 + index % 97, "outputTokens": 96},
-    }
-    digest = hashlib.sha256(f"{index}:{_TEXT}".encode()).hexdigest()
-    return {"sha256": digest, "message": message}
+provider_message = payload
+"""A ``provider/message`` v1 payload: an assistant turn with text and a tool call."""
 
 
 def wire_envelope(
