@@ -285,11 +285,7 @@ class SqliteStore(StoreBase):
         check_identifier(conversation_id, "conversationId", "ENV-005")
         with self._transaction("export", write=False) as connection:
             stored = rows.export_rows(connection, conversation_id)
-            companions = companions_of(
-                companions_for(runtime_view.load_state(connection, conversation_id)),
-                side.load_checkpoints(connection, conversation_id),
-                side.live_spills(connection, conversation_id),
-            )
+            companions = _companions(connection, conversation_id)
         if not stored:
             raise NotFoundError(
                 f"conversation {conversation_id!r} has no events to export",
@@ -303,11 +299,7 @@ class SqliteStore(StoreBase):
         """SQL-045, TRN-107: events and every companion in one read transaction."""
         with self._transaction("export", write=False) as connection:
             events = rows.export_events(connection, conversation_id)
-            return events, companions_of(
-                companions_for(runtime_view.load_state(connection, conversation_id)),
-                side.load_checkpoints(connection, conversation_id),
-                side.live_spills(connection, conversation_id),
-            )
+            return events, _companions(connection, conversation_id)
 
     def _export_bundle_contents(
         self, conversation_id: str
@@ -316,12 +308,7 @@ class SqliteStore(StoreBase):
         with self._transaction("export", write=False) as connection:
             events = rows.export_events(connection, conversation_id)
             spills, objects = side.live_objects(connection, conversation_id)
-            companions = companions_of(
-                companions_for(runtime_view.load_state(connection, conversation_id)),
-                side.load_checkpoints(connection, conversation_id),
-                spills,
-            )
-            return events, companions, objects
+            return events, _companions(connection, conversation_id, spills), objects
 
     def _import(self, archive: Archive) -> None:
         state = runtime_of(archive.conversation_id, archive.companions)
@@ -572,4 +559,21 @@ def _last_runtime_time(events: Sequence[Envelope]) -> str:
     """SQL-054: ``heads.updated_at`` of an import: the time of its last runtime event."""
     return next(
         envelope.occurred_at for envelope in reversed(events) if envelope.kind in RUNTIME_KINDS
+    )
+
+
+def _companions(
+    connection: sqlite3.Connection,
+    conversation_id: str,
+    spills: Sequence[SpillMetadata] | None = None,
+) -> dict[str, JsonValue]:
+    """SQL-045, SQL-064: every companion of a conversation, in the caller's read transaction.
+
+    ``spills`` passes the spill metadata a bundle export has already read with
+    the objects, so the rows are not read twice.
+    """
+    return companions_of(
+        companions_for(runtime_view.load_state(connection, conversation_id)),
+        side.load_checkpoints(connection, conversation_id),
+        side.live_spills(connection, conversation_id) if spills is None else spills,
     )
