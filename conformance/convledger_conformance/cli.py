@@ -105,6 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="report failures as found, without minimizing them (faster on a broken store)",
     )
+    parser.add_argument(
+        "--record-failures",
+        metavar="DIR",
+        type=Path,
+        help="re-run each failed check with its calls recorded and write its shrunk failure "
+        "into DIR as a minimal operation-trace vector (spec/vectors/README.md)",
+    )
     parser.add_argument("--json", metavar="PATH", type=Path, help="write the JSON report here")
     parser.add_argument("--junit", metavar="PATH", type=Path, help="write JUnit XML here")
     parser.add_argument(
@@ -171,11 +178,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             derandomize=args.derandomize,
             shrink=args.shrink,
             progress=sys.stderr,
+            record_failures=args.record_failures,
         )
     finally:
         if wire is not None:
             wire.close()
     sys.stdout.write(report.render())
+    for result in report.checks:
+        for line in result.detail.splitlines():
+            if line.startswith(("Trace vector of this failure:", "No trace vector was recorded:")):
+                print(f"{result.name}: {line}", file=sys.stderr)
     sys.stdout.flush()
     try:
         if args.json is not None:

@@ -35,13 +35,16 @@ import re
 import time
 import traceback
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any, Final, TextIO
 
+import attrs
 from hypothesis import Phase, settings
 from hypothesis.reporting import with_reporter
 
 import convledger
 from convledger.store import Capability
+from convledger_conformance.failure_traces import trace_of_failure, write_failure
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import (
     Check,
@@ -78,6 +81,7 @@ def run_suite(
     derandomize: bool = False,
     shrink: bool = True,
     progress: TextIO | None = None,
+    record_failures: Path | None = None,
 ) -> Report:
     """Run every check of a declared capability against stores made by ``factory``.
 
@@ -86,6 +90,10 @@ def run_suite(
     store in the report (by default the factory's qualified name).
     ``derandomize`` runs the same examples every time; ``shrink=False`` reports
     failures as found, without minimizing them (much faster on a broken store).
+    ``record_failures`` is a folder: each failed check is run once more with
+    its calls recorded, and its shrunk failure is written there as a minimal
+    trace vector (:mod:`convledger_conformance.failure_traces`); the check's
+    detail names the file, or says why none was written.
     """
     selected = _validated(factory, profile, checks)
     name = store_name if store_name is not None else describe_factory(factory)
@@ -107,7 +115,10 @@ def run_suite(
     )
     context = CheckContext(factory=factory, profile=profile, capabilities=declared)
     with hypothesis_defaults(derandomize=derandomize, shrink=shrink):
-        results = [accepted, *_run_checks(selected, context, ProgressLine(progress))]
+        results = [accepted, *_run_checks(
+            selected, context, ProgressLine(progress),
+            recording=None if record_failures is None else (record_failures, name),
+        )]
     return _report(suite, name, declared, results)
 
 
@@ -237,18 +248,35 @@ class ProgressLine:
 
 
 def _run_checks(
-    selected: list[Check], context: CheckContext, line: ProgressLine
+    selected: list[Check], context: CheckContext, line: ProgressLine,
+    *, recording: tuple[Path, str] | None = None,
 ) -> Iterator[CheckResult]:
     """Run the checks of declared capabilities; the others are not run (CAP-001)."""
     for number, item in enumerate(selected, start=1):
         line.show(number, len(selected), item.name)
         missing = item.missing(context.capabilities)
         if not missing:
-            yield run_check(item, context)
+            result = run_check(item, context)
+            if result.status == FAILED and recording is not None:
+                result = _with_recorded_trace(result, item, context, *recording)
+            yield result
         else:
             names = ", ".join(repr(capability.value) for capability in missing)
             yield _not_run(item, f"capability {names} is not declared")
     line.close()
+
+
+def _with_recorded_trace(
+    result: CheckResult, item: Check, context: CheckContext, folder: Path, store_name: str
+) -> CheckResult:
+    """``result`` with its detail naming the trace vector its failure was recorded as."""
+    recorded = trace_of_failure(item, context, result.failed_ids, store_name=store_name)
+    path = write_failure(folder, recorded)
+    line = (
+        f"Trace vector of this failure: {path} ({recorded.note})" if path is not None
+        else f"No trace vector was recorded: {recorded.note}"
+    )
+    return attrs.evolve(result, detail=f"{result.detail}\n{_printable(line)}\n")
 
 
 def _validated(

@@ -236,7 +236,7 @@ def refusals() -> Trace:
     s.transition("terminal", runId="run-1", owner="w", revision=0, fencingToken=0,
                  reason="vanished", message={}, absorbRunIds=[])
     s.call("append", drafts=[{
-        "eventId": "refusals/forged", "kind": "runtime/transition",
+        "eventId": "refusals/forged", "kind": "runtime/transition", "schemaVersion": 1,
         "occurredAt": AT, "payload": {"type": "interrupt", "input": {"runId": "run-1"}},
     }])
     s.call("roundTrip")
@@ -270,7 +270,7 @@ def purge() -> Trace:
     s.call("purge")
     s.accept("k2", "in-2", "run-2", "ans-2")
     s.call("append", drafts=[{
-        "eventId": "purge/late", "kind": "state/set", "occurredAt": AT,
+        "eventId": "purge/late", "kind": "state/set", "schemaVersion": 1, "occurredAt": AT,
         "payload": {"name": "mood", "version": 1, "value": "calm", "actor": "user"},
     }])
     s.call("loadRun", runId="run-1")

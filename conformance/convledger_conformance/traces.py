@@ -29,7 +29,16 @@ op                 members                                                observ
                                                                           messageIds | error
 ``scanRecoverable`` after ([conversationId, ordinal] or null), limit      runs, next | error
 ``roundTrip``      conversationId                                         identical | error
+``read``           conversationId, fromSeq, toSeq?, limit                 items, nextSeq? | error
+``head``           conversationId                                         head | error
+``import``         conversationId (of the archive, or null), archive      conversationId, events,
+                   (the archive's text)                                   headSeq | error
 ================== ====================================================== =======================
+
+Transition inputs and drafts are built from their wire members WITHOUT
+validation (:func:`convledger.wire.values.transition_in`,
+:func:`~convledger.wire.values.drafts_in`), so a trace can carry a malformed
+call that the store must refuse.
 """
 
 from __future__ import annotations
@@ -47,23 +56,16 @@ import attrs
 
 from convledger import canonical
 from convledger.canonical import JsonValue
-from convledger.envelope import EventDraft
 from convledger.errors import LedgerError
 from convledger.memory import MemoryStore
 from convledger.runtime.operations import RecoveryCursor
-from convledger.runtime.transitions import (
-    Accept,
-    Acquire,
-    Checkpoint,
-    Compact,
-    Fence,
-    Interrupt,
-    Operation,
-    Recover,
-    Terminal,
-    Transition,
-)
 from convledger.store import Capability, LedgerStore
+from convledger.wire.values import (
+    drafts_in,
+    import_report_out,
+    page_out,
+    transition_in,
+)
 
 FORMAT = "convledger.vectors.traces"
 FORMAT_VERSION = 1
@@ -71,6 +73,18 @@ PACKAGE_DIR = "vectors"
 """The folder inside this package that ships the trace files."""
 
 Step = dict[str, Any]
+
+SHRUNK_PREFIX = "shrunk-"
+"""Files of shrunk failures of the broken-store gallery (``scripts/record_shrunk_vectors.py``)."""
+CURATED_COMMENT = (
+    "Recorded from the reference store by "
+    "`python -m convledger_conformance.traces --write`; see spec/vectors/README.md."
+)
+SHRUNK_COMMENT = (
+    "Shrunk failures of the broken-store gallery, found by `scripts/record_shrunk_vectors.py`; "
+    "expectations recorded from the reference store by "
+    "`python -m convledger_conformance.traces --write`; see spec/vectors/README.md."
+)
 
 
 @attrs.frozen
@@ -86,56 +100,6 @@ class Trace:
 # -- performing one step -------------------------------------------------------------------
 
 
-def _fence(data: dict[str, Any]) -> Fence:
-    owner: Any = data.get("owner")
-    revision: Any = data.get("revision")
-    token: Any = data.get("fencingToken")
-    return Fence(owner, revision, token)
-
-
-def transition_of(kind: str, data: dict[str, Any]) -> Transition | object:
-    """The call a wire transition names, built WITHOUT validation: the store must validate.
-
-    Unknown types come back as a plain object, which a store refuses with
-    ``invalid_input`` (TRN-007).
-    """
-    def get(key: str, default: Any = None) -> Any:
-        return data.get(key, default)
-
-    builders: dict[str, Callable[[], object]] = {
-        "accept": lambda: Accept(
-            get("idempotencyKey"), get("inputId"), get("runId"), get("assistantMessageId"),
-            get("message"),
-        ),
-        "acquire": lambda: Acquire(get("runId"), get("owner")),
-        "checkpoint": lambda: Checkpoint(get("runId"), _fence(data), get("draft")),
-        "operation": lambda: Operation(get("runId"), _fence(data), get("operation")),
-        "interrupt": lambda: Interrupt(get("runId")),
-        "recover": lambda: Recover(get("runId"), get("revision"), get("action"), get("evidence")),
-        "terminal": lambda: Terminal(
-            get("runId"), _fence(data), get("reason"), get("message"), get("policy"),
-            tuple(get("absorbRunIds", [])),
-        ),
-        "compact": lambda: Compact(
-            get("expectedVersion"), get("firstMessageId"), get("lastMessageId"),
-            get("summaryMessageId"), get("summary"),
-        ),
-    }
-    builder = builders.get(kind)
-    return object() if builder is None else builder()
-
-
-def _draft(wire: dict[str, Any]) -> EventDraft:
-    return EventDraft(
-        event_id=wire["eventId"],
-        kind=wire["kind"],
-        schema_version=wire.get("schemaVersion", 1),
-        occurred_at=wire["occurredAt"],
-        payload=wire["payload"],
-        ignorable=wire.get("ignorable", False),
-    )
-
-
 def perform(store: LedgerStore, step: Step, fresh: Callable[[], LedgerStore]) -> dict[str, Any]:
     """Run one step on ``store``; what it answered, in wire terms (error kinds only)."""
     try:
@@ -147,7 +111,7 @@ def perform(store: LedgerStore, step: Step, fresh: Callable[[], LedgerStore]) ->
 def _transition(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
     outcome = store.transition(
         step["conversationId"],
-        transition_of(step["type"], step["input"]),  # type: ignore[arg-type]
+        transition_in({"type": step["type"], "input": step["input"]}),  # type: ignore[arg-type]
         event_id=step["eventId"],
         occurred_at=step["occurredAt"],
     )
@@ -166,8 +130,27 @@ def _transition(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
 
 
 def _append(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
-    placed = store.append(step["conversationId"], [_draft(wire) for wire in step["drafts"]])
+    placed = store.append(
+        step["conversationId"], drafts_in(step["drafts"]),  # type: ignore[arg-type]
+        expected_head=step.get("expectedHead"),
+    )
     return {"seqs": [envelope.seq for envelope in placed]}
+
+
+def _read(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    page = store.read(
+        step["conversationId"], from_seq=step["fromSeq"], to_seq=step.get("toSeq"),
+        limit=step["limit"],
+    )
+    return page_out(page)
+
+
+def _head(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    return {"head": store.head(step["conversationId"])}
+
+
+def _import(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    return import_report_out(store.import_conversation(step["archive"].encode("utf-8")))
 
 
 def _purge(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
@@ -223,11 +206,69 @@ _OPERATIONS: dict[str, Callable[[LedgerStore, Step, Callable[[], LedgerStore]], 
     "loadSnapshot": _snapshot,
     "scanRecoverable": _scan,
     "roundTrip": _round_trip,
+    "read": _read,
+    "head": _head,
+    "import": _import,
+}
+
+READ_ONLY_OPS = frozenset(
+    {"loadRun", "listActiveRuns", "loadSnapshot", "scanRecoverable", "read", "head", "roundTrip"}
+)
+"""The operations that change nothing (a shrunk failure's reads are tried away first)."""
+
+_CAPABILITY_OF_OP = {
+    "transition": "transitions", "loadRun": "transitions", "listActiveRuns": "transitions",
+    "loadSnapshot": "transitions", "scanRecoverable": "transitions", "purge": "purge",
+    "append": "ledger", "read": "ledger", "head": "ledger", "import": "ledger",
+    "roundTrip": "ledger",
 }
 
 
-def digest(store: LedgerStore, conversation_id: str) -> str | None:
+_CAPABILITY_OF_COMPANION = {
+    "runtime": "transitions", "projections": "projections", "spills": "spills",
+}
+
+
+def capabilities_of(steps: Sequence[Step]) -> tuple[str, ...]:
+    """The capabilities a trace of ``steps`` needs (``ledger`` alone when nothing more).
+
+    An imported archive needs the capability of each companion it carries and
+    ``transitions`` when it holds runtime events: a store without them refuses it.
+    """
+    needed = {_CAPABILITY_OF_OP[step["op"]] for step in steps}
+    for step in steps:
+        if step["op"] == "import":
+            needed |= _archive_needs(step["archive"])
+    needed.discard("ledger")
+    return tuple(sorted(needed)) if needed else ("ledger",)
+
+
+def _archive_needs(text: object) -> set[str]:
+    try:
+        archive = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return set()
+    if not isinstance(archive, dict):
+        return set()
+    companions = archive.get("companions")
+    events = archive.get("events")
+    needed = {
+        _CAPABILITY_OF_COMPANION[name]
+        for name in (companions if isinstance(companions, dict) else ())
+        if name in _CAPABILITY_OF_COMPANION
+    }
+    if isinstance(events, list) and any(
+        isinstance(event, dict) and str(event.get("kind", "")).startswith("runtime/")
+        for event in events
+    ):
+        needed.add("transitions")
+    return needed
+
+
+def digest(store: LedgerStore, conversation_id: str | None) -> str | None:
     """The state digest: SHA-256 of the conversation's export, None when it has none."""
+    if conversation_id is None:
+        return None
     try:
         return hashlib.sha256(store.export_conversation(conversation_id)).hexdigest()
     except LedgerError:
@@ -299,12 +340,11 @@ def trace_files() -> dict[str, dict[str, Any]]:
     return files
 
 
-def document_of(traces: Sequence[Trace]) -> bytes:
+def document_of(traces: Sequence[Trace], *, comment: str = CURATED_COMMENT) -> bytes:
     """The canonical bytes of one trace file recording ``traces``."""
     return canonical.encode(
         {
-            "$comment": "Recorded from the reference store by "
-            "`python -m convledger_conformance.traces --write`; see spec/vectors/README.md.",
+            "$comment": comment,
             "format": FORMAT,
             "formatVersion": FORMAT_VERSION,
             "traces": [record(trace) for trace in traces],
@@ -312,11 +352,34 @@ def document_of(traces: Sequence[Trace]) -> bytes:
     )
 
 
+def traces_of(document: dict[str, Any]) -> list[Trace]:
+    """The traces of a recorded file, without their expectations (to record them again)."""
+    return [
+        Trace(
+            item["name"], tuple(item["covers"]), tuple(item["capabilities"]),
+            tuple(
+                {key: value for key, value in step.items() if key not in ("expect", "digest")}
+                for step in item["steps"]
+            ),
+        )
+        for item in document["traces"]
+    ]
+
+
 def corpus_files() -> dict[str, bytes]:
-    """Every trace file as the corpus records it now, by file name."""
+    """Every trace file as the corpus records it now, by file name.
+
+    The curated traces come from :mod:`convledger_conformance.trace_corpus`; the
+    shrunk failures (``shrunk-*.json``) keep the steps they were recorded with
+    and get their expectations recorded again.
+    """
     from convledger_conformance import trace_corpus
 
-    return {name: document_of(traces) for name, traces in trace_corpus.FILES.items()}
+    files = {name: document_of(traces) for name, traces in trace_corpus.FILES.items()}
+    for name, document in trace_files().items():
+        if name.startswith(SHRUNK_PREFIX):
+            files[name] = document_of(traces_of(document), comment=SHRUNK_COMMENT)
+    return files
 
 
 def capability_of(name: str) -> Capability:

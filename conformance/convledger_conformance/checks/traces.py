@@ -21,9 +21,12 @@ from convledger_conformance.traces import FORMAT, FORMAT_VERSION, replay, trace_
 def _register(name: str, document: dict[str, Any]) -> None:
     traces = document.get("traces", [])
     ids = sorted({item for trace in traces for item in trace["covers"]})
-    needed = {item for trace in traces for item in trace["capabilities"]}
-    capability = Capability.PURGE if "purge" in needed else Capability.TRANSITIONS
-    also = (Capability.TRANSITIONS,) if capability is Capability.PURGE else ()
+    needed = {Capability(item) for trace in traces for item in trace["capabilities"]}
+    capability = next(
+        (item for item in (Capability.PURGE, Capability.TRANSITIONS) if item in needed),
+        Capability.LEDGER,
+    )
+    also = tuple(sorted(needed - {capability, Capability.LEDGER}, key=lambda item: item.value))
 
     def run(ctx: CheckContext) -> None:
         if (document.get("format"), document.get("formatVersion")) != (FORMAT, FORMAT_VERSION):

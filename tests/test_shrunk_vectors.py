@@ -1,0 +1,51 @@
+"""The shipped shrunk-failure vectors: each still catches the broken store it was found on."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from convledger.memory import MemoryStore
+from convledger_conformance import traces
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def shrunk_traces() -> list[dict[str, Any]]:
+    """Every trace of every shipped ``shrunk-*.json`` file."""
+    return [
+        trace
+        for name, document in traces.trace_files().items()
+        if name.startswith(traces.SHRUNK_PREFIX)
+        for trace in document["traces"]
+    ]
+
+
+def gallery(scratch: Path) -> Iterator[Any]:
+    """The broken-store cases of ``scripts/kill_table.py``."""
+    spec = importlib.util.spec_from_file_location("kill_table_script", SCRIPTS / "kill_table.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield from module.cases(scratch)
+
+
+def test_there_are_shrunk_vectors_for_ledger_and_transitions() -> None:
+    """Shrunk failures ship for the ledger core and for runtime transitions."""
+    found = shrunk_traces()
+    assert len(found) >= 20
+    assert {tuple(trace["capabilities"]) for trace in found} >= {("ledger",), ("transitions",)}
+    assert all(trace["name"].startswith("shrunk/") for trace in found)
+
+
+@pytest.mark.parametrize("trace", shrunk_traces(), ids=lambda trace: trace["name"])
+def test_shrunk_vector_catches_its_store(trace: dict[str, Any], tmp_path: Path) -> None:
+    """Replayed on its broken store the trace differs from the recording; on the reference not."""
+    store_name = trace["name"].split("/")[1]
+    (case,) = [case for case in gallery(tmp_path) if case.name == store_name]
+    assert traces.replay(case.factory, trace)
+    assert traces.replay(MemoryStore, trace) == []
