@@ -8,15 +8,21 @@ reference store (and the suite's own tables must agree with its model); in
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from convledger.envelope import EventDraft
 from convledger.kinds import default_registry
 from convledger.memory import MemoryStore
+from convledger.store import Capability
 from convledger_conformance import strategies as gen
+from convledger_conformance.checks.capabilities import ABSENT_OPERATIONS
 from convledger_conformance.checks.kinds import registered_pairs
-from convledger_conformance.machine import MACHINE_IDS, build_ledger_machine
+from convledger_conformance.machine import (
+    MACHINE_IDS,
+    OPTIONAL_OPERATIONS,
+    build_ledger_machine,
+)
 from convledger_conformance.model import NEVER_APPENDED, LedgerModel, Refusal
 from convledger_conformance.profiles import BUDGETS, PROFILES, settings_for
 from convledger_conformance.registry import all_checks
@@ -40,6 +46,32 @@ def test_machine_with_reopen_refused_passes_on_the_reference_store() -> None:
     """With reopen rules, the machine expects MemoryStore (no persistence) to refuse reopen."""
     machine = build_ledger_machine(MemoryStore, reopen=True)
     run_state_machine_as_test(machine, settings=settings_for("smoke", derandomize=True))
+
+
+def test_machine_passes_on_a_store_declaring_only_the_ledger() -> None:
+    """The machine calls undeclared operations and expects each refused (CAP-002)."""
+    refused: list[str] = []
+
+    class LedgerOnlyStore(MemoryStore):
+        """The reference store declaring capability ledger alone, so it refuses all the rest."""
+
+        declared = frozenset({Capability.LEDGER})
+
+        def _require(self, capability: Capability, operation: str) -> None:
+            if capability not in self.declared:
+                refused.append(operation)
+            super()._require(capability, operation)
+
+    machine = build_ledger_machine(LedgerOnlyStore)
+    budget = settings(settings_for("smoke", derandomize=True), max_examples=25)
+    run_state_machine_as_test(machine, settings=budget)
+    assert refused
+
+
+def test_machine_calls_every_operation_of_every_optional_capability() -> None:
+    """The machine's optional operations are the ones the CAP-002 check calls, no fewer."""
+    checked = {(c, name) for c, operations in ABSENT_OPERATIONS.items() for name, _ in operations}
+    assert {(c, name) for c, name, _ in OPTIONAL_OPERATIONS} == checked
 
 
 def test_machine_ids_are_active_requirements() -> None:
@@ -71,6 +103,36 @@ def test_model_refuses_each_invalid_draft_as_its_table_says(
     assert isinstance(outcome, Refusal)
     assert outcome.kinds == {"invalid_input"}
     assert set(breaks) <= set(outcome.ids), why
+
+
+@given(gen.unregistered_ignorable_batches())
+def test_model_refuses_appends_of_unregistered_ignorable_drafts(batch: list[EventDraft]) -> None:
+    """A batch of only ignorable drafts of unregistered pairs is refused as KND-002 says."""
+    outcome = LedgerModel().expect_append("c", batch)
+    assert isinstance(outcome, Refusal)
+    assert outcome.kinds == {"invalid_input"}
+    assert "KND-002" in outcome.ids
+
+
+@pytest.mark.parametrize("member", sorted(gen.IGNORABLE_MEMBERS))
+@pytest.mark.parametrize("registered", [True, False], ids=["registered", "unregistered"])
+def test_model_imports_an_ignorable_member_as_env_and_rpl_say(
+    member: str, registered: bool
+) -> None:
+    """Only ``true`` or no member imports; an unregistered pair also needs ``true`` (RPL-003)."""
+    wire = gen.placed("c", [gen.broken_draft({}, event_id="a")])[0]
+    if not registered:
+        wire.update(kind=gen.UNKNOWN_KIND, payload={"any": [1]}, ignorable=True)
+    gen.IGNORABLE_MEMBERS[member](wire)
+    outcome = LedgerModel().expect_import(gen.archive_of_wires("c", [wire]))
+    if member == "true" or (member == "absent" and registered):
+        assert not isinstance(outcome, Refusal)
+    elif member == "absent":
+        assert isinstance(outcome, Refusal)
+        assert outcome.kinds == {"replay_refused"} and "RPL-003" in outcome.ids
+    else:
+        assert isinstance(outcome, Refusal)
+        assert "invalid_input" in outcome.kinds and "ENV-010" in outcome.ids
 
 
 @given(gen.draft_batches())

@@ -18,10 +18,17 @@ import pytest
 from convledger.envelope import Envelope
 from convledger.errors import LedgerError
 from convledger.memory import MemoryStore
+from convledger.store import Capability
 from convledger.tools.serve_wire import wire_sqlite_store_factory
-from convledger.wire.server import StoreMaker
-from convledger_conformance.registry import all_checks
-from convledger_conformance.report import FAILED, PASSED
+from convledger.wire.server import CARRIED, StoreMaker
+from convledger_conformance.registry import Check, all_checks
+from convledger_conformance.report import (
+    FAILED,
+    FILE_CAPABILITIES_NOTE,
+    NOT_APPLICABLE,
+    NOT_RUN,
+    PASSED,
+)
 from convledger_conformance.runner import run_suite
 from convledger_conformance.wire_client import (
     ServerExitedError,
@@ -75,7 +82,7 @@ IN_PROCESS: dict[str, Callable[[], StoreMaker]] = {
 
 @pytest.mark.parametrize("kind", sorted(IN_PROCESS))
 def test_suite_over_the_wire_matches_in_process(kind: str) -> None:
-    """At smoke every requirement gets the same status over the wire as in process."""
+    """At smoke every id has its in-process status; n/a rows name the undeclared capability."""
     import json
 
     factory = WireStoreFactory([*SERVE, "--store", kind])
@@ -92,6 +99,10 @@ def test_suite_over_the_wire_matches_in_process(kind: str) -> None:
     if kind == "sqlite":
         judged += ["SRC-011", "SRC-024", "LED-015"]
     assert {over[i] for i in judged} == {PASSED}
+    text = wire.render()
+    assert over["SQL-001"] == NOT_APPLICABLE
+    assert "sqlite_schema_objects (not declared: migration)" in text
+    assert " ".join(FILE_CAPABILITIES_NOTE.split()[:8]) in " ".join(text.split())
 
 
 def test_a_broken_server_is_caught_over_the_wire() -> None:
@@ -196,15 +207,43 @@ def test_fresh_store_per_example_is_one_round_trip(served: WireStoreFactory) -> 
 
 
 @pytest.mark.slow
-def test_suite_over_the_wire_matches_in_process_at_ci() -> None:
-    """At ci every requirement gets the same status over the wire as in process."""
+@pytest.mark.parametrize("kind", sorted(IN_PROCESS))
+def test_suite_over_the_wire_matches_in_process_at_ci(kind: str) -> None:
+    """At ci every requirement gets the same status over the wire as in process; none fails."""
     import json
 
-    factory = WireStoreFactory(SERVE)
+    factory = WireStoreFactory([*SERVE, "--store", kind])
     try:
         wire = run_suite(factory, profile="ci", derandomize=True)
     finally:
         factory.close()
-    local = run_suite(MemoryStore, profile="ci", derandomize=True)
+    local = run_suite(IN_PROCESS[kind](), profile="ci", derandomize=True)
     assert wire.ok, wire.render()
-    assert statuses(json.loads(wire.to_json())) == statuses(json.loads(local.to_json()))
+    over = statuses(json.loads(wire.to_json()))
+    assert over == statuses(json.loads(local.to_json()))
+    assert NOT_RUN not in over.values()
+    assert {i for i, status in over.items() if status == NOT_APPLICABLE} == needing_undeclared(
+        wire.capabilities
+    )
+
+
+def needing_undeclared(declared: frozenset[Capability]) -> set[str]:
+    """The ids every covering check of which needs a capability ``declared`` lacks."""
+    covering: dict[str, list[Check]] = {}
+    for item in all_checks():
+        for requirement in item.ids:
+            covering.setdefault(requirement, []).append(item)
+    return {i for i, items in covering.items() if all(item.missing(declared) for item in items)}
+
+
+def test_file_capabilities_are_the_only_ones_sqlite_loses_over_the_wire() -> None:
+    """serve-wire --store sqlite declares all the in-process store does but the uncarried."""
+    from convledger.sqlite import SqliteStore
+
+    factory = WireStoreFactory([*SERVE, "--store", "sqlite"])
+    try:
+        declared = factory().capabilities
+    finally:
+        factory.close()
+    assert declared == SqliteStore.declared & CARRIED
+    assert SqliteStore.declared - declared == {Capability.MIGRATION, Capability.MULTI_PROCESS}

@@ -18,6 +18,8 @@ admits (ERR-001), a ``conflict`` for an expected head carries the actual head
 (ERR-005), and the state digest of every conversation the call touched is
 unchanged (ERR-004, LED-004, ARC-013). An exception that is not a
 ``LedgerError`` fails ERR-006 when the call should have been refused.
+Between the ledger steps, the operations of every capability the store does
+not declare are refused the same way, as ``not_supported`` (CAP-002).
 
 To keep steps cheap, the invariant reads whole only the ledgers the step
 touched (``dirty``) and checks the heads of all others; teardown reads every
@@ -45,7 +47,7 @@ import functools
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import ClassVar, NoReturn, TypeVar, cast
+from typing import ClassVar, Final, NoReturn, TypeVar, cast
 
 import attrs
 from hypothesis import strategies as st
@@ -61,12 +63,17 @@ from hypothesis.stateful import (
 )
 
 from convledger import canonical
+from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import LedgerError, NotSupportedError
-from convledger.store import Capability, LedgerStore
+from convledger.projections import SUMMARY
+from convledger.runtime import Accept
+from convledger.store import Capability, ExtendedStore, LedgerStore
 from convledger_conformance import strategies as gen
 from convledger_conformance.model import (
     MAX_LIMIT,
+    NOT_SUPPORTED,
+    Fault,
     LedgerModel,
     ModelPage,
     Refusal,
@@ -91,10 +98,15 @@ MACHINE_IDS: tuple[str, ...] = (
     "RPL-002", "RPL-003", "RPL-005",
     "ARC-001", "ARC-002", "ARC-003", "ARC-004", "ARC-005", "ARC-006", "ARC-007", "ARC-008",
     "ARC-009", "ARC-010", "ARC-011", "ARC-012", "ARC-013", "ARC-016",
+    "CAP-002",
 )
 """Every requirement id a failure of the machine can name (without ``reopen``)."""
 REOPEN_IDS: tuple[str, ...] = ("LED-015", "CAP-002")
-"""The ids the ``reopen`` rules add: LED-015 when declared, CAP-002 when not."""
+"""The ids the ``reopen`` rules name: LED-015 when declared, CAP-002 when not.
+
+CAP-002 is among :data:`MACHINE_IDS` too: every program calls the operations
+of the capabilities a store leaves undeclared (:data:`OPTIONAL_OPERATIONS`).
+"""
 
 UNEXPECTED_REFUSAL: dict[str, dict[str, tuple[str, ...]]] = {
     "append": {
@@ -111,6 +123,60 @@ UNEXPECTED_REFUSAL: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 """Who is to blame when a store refuses a call the model accepts, by operation and kind."""
+
+_ACCEPT: Final = Accept("machine-key", "machine-input", "machine-run", "machine-answer",
+                        {"text": "x"})
+_STAMP: Final = "2024-05-01T12:00:00.250+02:00"
+_OPERATION: Final[dict[str, JsonValue]] = {"operationId": "machine-operation", "authorization": {}}
+
+OptionalOperation = tuple[Capability, str, Callable[[LedgerStore, str], object]]
+"""(capability, operation name, a call of it on one conversation of a store)."""
+
+
+def _extended(store: LedgerStore) -> ExtendedStore:
+    return cast(ExtendedStore, store)
+
+
+OPTIONAL_OPERATIONS: Final[tuple[OptionalOperation, ...]] = (
+    (Capability.PERSISTENCE, "reopen", lambda store, c: store.reopen()),
+    (Capability.TRANSITIONS, "transition", lambda store, c: store.transition(
+        c, _ACCEPT, event_id="machine/transition", occurred_at=_STAMP)),
+    (Capability.TRANSITIONS, "load_run", lambda store, c: store.load_run(c, "machine-run")),
+    (Capability.TRANSITIONS, "list_active_runs", lambda store, c: store.list_active_runs(c)),
+    (Capability.TRANSITIONS, "load_snapshot", lambda store, c: store.load_snapshot(c)),
+    (Capability.TRANSITIONS, "scan_recoverable", lambda store, c: store.scan_recoverable()),
+    (Capability.PURGE, "purge", lambda store, c: store.purge(c)),
+    (Capability.PROJECTIONS, "catch_up", lambda store, c: _extended(store).catch_up(c, SUMMARY)),
+    (Capability.PROJECTIONS, "load_checkpoint",
+     lambda store, c: _extended(store).load_checkpoint(c, SUMMARY.name)),
+    (Capability.PROJECTIONS, "projection_status",
+     lambda store, c: _extended(store).projection_status(c, SUMMARY.name)),
+    (Capability.SPILLS, "put_spill", lambda store, c: _extended(store).put_spill(
+        c, b"x", media_type="text/plain", reference="machine-spill", operation=_OPERATION,
+        event_id="machine/spill", occurred_at=_STAMP)),
+    (Capability.SPILLS, "get_spill", lambda store, c: _extended(store).get_spill(
+        c, "machine-spill", authorize=lambda _: True)),
+    (Capability.SPILLS, "delete_spill", lambda store, c: _extended(store).delete_spill(
+        c, "machine-spill", event_id="machine/spill-deleted", occurred_at=_STAMP)),
+    (Capability.SPILLS, "export_bundle", lambda store, c: _extended(store).export_bundle(c)),
+    (Capability.SPILLS, "import_bundle", lambda store, c: _extended(store).import_bundle(b"\xa0")),
+    (Capability.SEARCH, "search", lambda store, c: _extended(store).search(c, "word")),
+    (Capability.SEARCH, "search with a callback", lambda store, c: _extended(store).search(
+        c, "word", authorize=lambda _: True)),
+)
+"""Every operation of an optional capability, called on one of the machine's conversations.
+
+A store must refuse each operation of a capability it does not declare with
+``not_supported`` and change nothing (CAP-002, ERR-004), whatever the
+conversation holds; the machine calls them between its ledger steps.
+"""
+
+
+UnknownEvent = tuple[str, tuple[str, int, object], str]
+"""(eventId, (kind, schemaVersion, payload), occurredAt) of an envelope of an unregistered pair."""
+_UNKNOWN_EVENTS: Final = st.tuples(
+    gen.identifiers(), gen.unknown_ignorable_events(), gen.occurred_at()
+)
 
 
 def fail(ids: Iterable[str], message: str) -> NoReturn:
@@ -144,6 +210,8 @@ class LedgerMachineBase(RuleBasedStateMachine):
         self.dirty: set[str] = set()
         """Conversations a step touched; the invariant reads them whole."""
         self.declared = frozenset(self.store.capabilities)
+        self.undeclared = tuple(op for op in OPTIONAL_OPERATIONS if op[0] not in self.declared)
+        """The operations the store must refuse as ``not_supported`` (CAP-002)."""
         self._outer_exception = sys.exc_info()[1]
 
     def teardown(self) -> None:
@@ -232,6 +300,11 @@ class LedgerMachineBase(RuleBasedStateMachine):
     def append_malformed_batch(self, conversation: str, shape: str, draft: EventDraft) -> None:
         """LED-001: anything but a sequence of 1..10000 drafts is ``invalid_input``."""
         self._append(conversation, gen.BATCH_SHAPES[shape](draft), None)
+
+    @rule(conversation=conversations, drafts=gen.unregistered_ignorable_batches())
+    def append_unregistered_ignorable(self, conversation: str, drafts: list[EventDraft]) -> None:
+        """KND-002: a batch of only ignorable drafts of unregistered pairs is ``invalid_input``."""
+        self._append(conversation, drafts, None)
 
     def _expected_head(self, conversation: str, offset: int | None) -> int | None:
         return None if offset is None else self.model.head(conversation) + offset
@@ -445,28 +518,40 @@ class LedgerMachineBase(RuleBasedStateMachine):
         target=conversations,
         conversation=gen.identifiers(),
         drafts=gen.draft_batches(min_size=0),
-        unknown=st.lists(
-            st.tuples(gen.identifiers(), gen.unknown_ignorable_events(), gen.occurred_at()),
-            min_size=1, max_size=3, unique_by=lambda item: item[0],
-        ),
+        unknown=st.lists(_UNKNOWN_EVENTS, min_size=1, max_size=3, unique_by=lambda item: item[0]),
     )
     def import_ignorable(
+        self, conversation: str, drafts: list[EventDraft], unknown: list[UnknownEvent]
+    ) -> str:
+        """KND-004, RPL-002: unknown ignorable envelopes import and re-export byte for byte."""
+        self.known.add(conversation)
+        self._import(gen.archive_of_wires(conversation, _mixed(conversation, drafts, unknown)),
+                     [conversation])
+        return conversation
+
+    @rule(
+        target=conversations,
+        conversation=gen.identifiers(),
+        drafts=gen.draft_batches(),
+        unknown=st.lists(_UNKNOWN_EVENTS, max_size=1),
+        position=st.integers(0, 4),
+        member=st.sampled_from(sorted(gen.IGNORABLE_MEMBERS)),
+    )
+    def import_ignorable_member(
         self,
         conversation: str,
         drafts: list[EventDraft],
-        unknown: list[tuple[str, tuple[str, int, object], str]],
+        unknown: list[UnknownEvent],
+        position: int,
+        member: str,
     ) -> str:
-        """KND-004, RPL-002: unknown ignorable envelopes import and re-export byte for byte."""
-        wires = [
-            {"schemaVersion": version, "eventId": event_id, "conversationId": conversation,
-             "seq": 0, "kind": kind, "occurredAt": stamp, "payload": payload, "ignorable": True}
-            for event_id, (kind, version, payload), stamp in unknown
-        ]
-        known = gen.placed(conversation, drafts)
-        mixed = [w for pair in zip(wires, known, strict=False) for w in pair]
-        mixed += wires[len(known):] + known[len(wires):]
-        for seq, wire in enumerate(mixed, start=1):
-            wire["seq"] = seq
+        """ENV-010: an archived ``ignorable`` is ``true`` or absent; any other value is refused.
+
+        One envelope's member is changed to ``member``; without ``true``, an
+        envelope of an unregistered pair is refused by the replay gate (RPL-003).
+        """
+        mixed = _mixed(conversation, drafts, unknown)
+        gen.IGNORABLE_MEMBERS[member](mixed[position % len(mixed)])
         self.known.add(conversation)
         self._import(gen.archive_of_wires(conversation, mixed), [conversation])
         return conversation
@@ -503,6 +588,24 @@ class LedgerMachineBase(RuleBasedStateMachine):
             if not registry.knows(wire["kind"], wire["schemaVersion"]):
                 return True
         return False
+
+    # -- capabilities -------------------------------------------------------------------
+
+    @precondition(lambda self: bool(self.undeclared))
+    @rule(conversation=conversations, which=st.integers(0, len(OPTIONAL_OPERATIONS) - 1))
+    def undeclared_operation(self, conversation: str, which: int) -> None:
+        """CAP-002: an operation of an undeclared capability is ``not_supported``, changes nothing.
+
+        ``which`` picks among the operations the store must refuse, cyclically.
+        """
+        capability, name, call = self.undeclared[which % len(self.undeclared)]
+        self._refused(
+            functools.partial(call, self.store, conversation),
+            Refusal((Fault(NOT_SUPPORTED, ("CAP-002",)),)),
+            [conversation],
+            f"{name} without capability {capability.value!r}",
+            atomic=(),
+        )
 
     # -- reopen -------------------------------------------------------------------------
 
@@ -655,6 +758,23 @@ def build_ledger_machine(
         (LedgerMachineBase,),
         {"factory": staticmethod(factory), "with_reopen": reopen, "__module__": __name__},
     )
+
+
+def _mixed(
+    conversation: str, drafts: list[EventDraft], unknown: list[UnknownEvent]
+) -> list[dict[str, object]]:
+    """Wire envelopes of ``unknown`` (ignorable) and ``drafts`` alternating, at seqs 1..n."""
+    wires: list[dict[str, object]] = [
+        {"schemaVersion": version, "eventId": event_id, "conversationId": conversation,
+         "seq": 0, "kind": kind, "occurredAt": stamp, "payload": payload, "ignorable": True}
+        for event_id, (kind, version, payload), stamp in unknown
+    ]
+    known = gen.placed(conversation, drafts)
+    mixed = [w for pair in zip(wires, known, strict=False) for w in pair]
+    mixed += wires[len(known):] + known[len(wires):]
+    for seq, wire in enumerate(mixed, start=1):
+        wire["seq"] = seq
+    return mixed
 
 
 def _copies(batch: object) -> object:

@@ -23,12 +23,17 @@ them it counts as not run. ``not_run`` never counts as passed, and every
 active id of the index appears exactly once.
 
 The report renders as JSON (:meth:`Report.to_json`), as a terminal table
-(:meth:`Report.render`) and as JUnit XML (:meth:`Report.to_junit`).
+(:meth:`Report.render`) and as JUnit XML (:meth:`Report.to_junit`). The table
+gives the reason of each ``not_applicable`` row, the undeclared capabilities
+its checks need, with a note when those are the database-file capabilities a
+store served over the wire never declares (WIR-021); the JSON report keeps each
+not-run check's reason in its ``message``.
 """
 
 from __future__ import annotations
 
 import json
+import textwrap
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -56,6 +61,16 @@ REQUIREMENT_STATUSES: Final = (PASSED, FAILED, NOT_APPLICABLE, NOT_RUN)
 
 ABSENCE_REQUIREMENT: Final = "CAP-002"
 """The requirement whose checks prove that undeclared capabilities are refused."""
+
+FILE_CAPABILITIES: Final = frozenset({Capability.MIGRATION, Capability.MULTI_PROCESS})
+"""Capabilities of a database file, which the wire protocol has no requests for (WIR-021)."""
+FILE_CAPABILITIES_NOTE: Final = (
+    "note: 'migration' and 'multi_process' are properties of a database file: a store on "
+    "no file does not declare them, and a store served over the wire protocol never does, "
+    "since it has no requests for them (WIR-021); their ids are judged only in process, "
+    "against a store on a file."
+)
+"""Why ids of :data:`FILE_CAPABILITIES` are ``not_applicable`` for a wire store."""
 
 
 @attrs.frozen
@@ -273,12 +288,24 @@ def summary_line(report: Report) -> str:
 def _table_lines(report: Report) -> list[str]:
     lines = [f"  {'id':<7}  {'level':<6}  {'status':<14}  checks"]
     chapter = None
+    needs = {result.name: result.needs() for result in report.checks}
+    absent: set[Capability] = set()
     for result in report.requirements:
         if result.chapter != chapter:
             chapter = result.chapter
             lines.extend(["", chapter])
         covering = ", ".join(result.checks) or "(no check)"
+        if result.status == NOT_APPLICABLE:
+            missing = {
+                capability
+                for name in result.checks
+                for capability in needs.get(name, frozenset()) - report.capabilities
+            }
+            absent |= missing
+            covering += f" (not declared: {', '.join(sorted(c.value for c in missing))})"
         lines.append(f"  {result.id}  {result.level:<6}  {result.status:<14}  {covering}")
+    if absent & FILE_CAPABILITIES:
+        lines.extend(["", *textwrap.wrap(FILE_CAPABILITIES_NOTE, width=100)])
     return lines
 
 

@@ -55,6 +55,7 @@ from convledger_conformance.registry import (
 )
 from convledger_conformance.report import (
     FAILED,
+    FILE_CAPABILITIES,
     NOT_RUN,
     PASSED,
     CheckResult,
@@ -262,7 +263,10 @@ def _run_checks(
             yield result
         else:
             names = ", ".join(repr(capability.value) for capability in missing)
-            yield _not_run(item, f"capability {names} is not declared")
+            reason = f"capability {names} is not declared"
+            if set(missing) & FILE_CAPABILITIES:
+                reason += " (a database-file capability: never declared over the wire, WIR-021)"
+            yield _not_run(item, reason)
     line.close()
 
 

@@ -28,7 +28,7 @@ from convledger import canonical
 from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
 from convledger.envelope import EventDraft
 from convledger.kinds import default_registry
-from convledger_conformance.model import archive_bytes, draft_wire
+from convledger_conformance.model import MAX_LIMIT, archive_bytes, draft_wire
 
 SCALAR_TEXT: Final = st.characters(codec="utf-8")
 """Any Unicode scalar value (every code point but the surrogates), NUL included."""
@@ -333,6 +333,12 @@ READ_WINDOW_INVALID: Final = (
 """Read parameters LED-010 refuses with ``invalid_input``."""
 
 
+_OVER_LIMIT: st.SearchStrategy[dict[str, object]] = st.fixed_dictionaries(
+    {"limit": st.integers(MAX_LIMIT + 1, MAX_SAFE_INTEGER)}
+)
+"""Any limit above 10000 that JSON carries exactly; LED-010 refuses it however large."""
+
+
 def read_windows(*, valid_only: bool = False) -> st.SearchStrategy[dict[str, object]]:
     """Keyword arguments of a read; a missing key means the default (LED-007)."""
     optional: dict[str, st.SearchStrategy[object]] = {
@@ -340,10 +346,11 @@ def read_windows(*, valid_only: bool = False) -> st.SearchStrategy[dict[str, obj
         "to_seq": st.none() | st.integers(1, 14),
         "limit": st.integers(1, 5) | st.just(10_000),
     }
-    valid = st.fixed_dictionaries({}, optional=optional    ).filter(_ordered_window)
+    valid = st.fixed_dictionaries({}, optional=optional).filter(_ordered_window)
     if valid_only:
         return valid
-    return valid | st.sampled_from(READ_WINDOW_INVALID)
+    invalid: st.SearchStrategy[dict[str, object]] = st.sampled_from(READ_WINDOW_INVALID)
+    return st.one_of(valid, valid, invalid, _OVER_LIMIT)  # half the reads valid
 
 
 def _ordered_window(window: Mapping[str, object]) -> bool:
@@ -382,6 +389,55 @@ _UNKNOWN_IGNORABLE: st.SearchStrategy[tuple[str, int, JsonValue]] = st.tuples(
 def unknown_ignorable_events() -> st.SearchStrategy[tuple[str, int, JsonValue]]:
     """(kind, schemaVersion, payload) of an unregistered pair, for an ignorable envelope."""
     return _UNKNOWN_IGNORABLE
+
+
+_UNREGISTERED_IGNORABLE_DRAFTS: st.SearchStrategy[EventDraft] = st.builds(
+    lambda event_id, pair, stamp: EventDraft(
+        event_id=event_id, kind=pair[0], occurred_at=stamp, payload=pair[2],
+        schema_version=pair[1], ignorable=True,
+    ),
+    _IDENTIFIERS,
+    _UNKNOWN_IGNORABLE,
+    _OCCURRED_AT,
+)
+
+
+def unregistered_ignorable_batches(
+    *, max_size: int = 3
+) -> st.SearchStrategy[list[EventDraft]]:
+    """Batches made only of ignorable drafts of unregistered pairs, distinct eventIds (KND-002).
+
+    Import keeps such envelopes (KND-004), but no append may write them,
+    ignorable or not: every one of these batches must be refused.
+    """
+    return st.lists(
+        _UNREGISTERED_IGNORABLE_DRAFTS, min_size=1, max_size=max_size,
+        unique_by=lambda d: d.event_id,
+    )
+
+
+def _set_ignorable(value: object) -> Callable[[dict[str, object]], None]:
+    return lambda wire: wire.__setitem__("ignorable", value)
+
+
+def _drop_ignorable(wire: dict[str, object]) -> None:
+    wire.pop("ignorable", None)
+
+
+IGNORABLE_MEMBERS: Final[Mapping[str, Callable[[dict[str, object]], None]]] = {
+    "absent": _drop_ignorable,
+    "true": _set_ignorable(True),
+    "false": _set_ignorable(False),
+    "null": _set_ignorable(None),
+    "1": _set_ignorable(1),
+    '"true"': _set_ignorable("true"),
+}
+"""The ``ignorable`` member an archived envelope may arrive with, each as a change of a wire.
+
+ENV-010 admits the literal ``true`` or no member; everything else is refused
+with ``invalid_input``. Without ``true``, an envelope of an unregistered pair
+is refused by the replay gate (RPL-003); with it, it is kept (KND-004).
+"""
 
 
 def placed(conversation_id: str, drafts: list[EventDraft]) -> list[dict[str, object]]:
