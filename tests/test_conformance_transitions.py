@@ -39,7 +39,7 @@ from convledger_conformance.profiles import settings_for
 from convledger_conformance.registry import CheckFailure, all_checks
 from convledger_conformance.report import FAILED, NOT_APPLICABLE, NOT_RUN, PASSED
 from convledger_conformance.requirements import active_ids
-from convledger_conformance.runner import run_suite
+from convledger_conformance.runner import failed_ids, run_suite
 from convledger_conformance.runtime_machine import (
     PURGE_IDS,
     RUNTIME_MACHINE_IDS,
@@ -248,10 +248,17 @@ def test_runtime_machine_kills_the_broken_store(
     counted = CountingFactory(store)
     machine = build_runtime_machine(counted)
     unshrunk = settings(settings_for("ci", derandomize=True), phases=[Phase.generate])
-    with pytest.raises(CheckFailure) as raised:
+    with pytest.raises(Exception) as raised:
         run_state_machine_as_test(machine, settings=unshrunk)
     print(f"\n{store.__name__}: killed at ci by the runtime machine after "
           f"{counted.examples} program(s)")
+    if store is DecidesOutsideTheLock and not isinstance(raised.value, CheckFailure):
+        # A race may not lose again when Hypothesis replays the failing program; it
+        # then reports the failure as flaky, which the runner counts as failing every
+        # id of the check (runner.failed_ids), as it does here.
+        assert set(failed_ids(RUNTIME_MACHINE_IDS, raised.value)) & catches
+        return
+    assert isinstance(raised.value, CheckFailure), raised.value
     assert set(raised.value.ids) & catches
     notes = "\n".join(getattr(raised.value, "__notes__", []))
     assert "state = RuntimeMachine()" in notes
