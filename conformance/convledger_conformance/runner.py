@@ -63,6 +63,7 @@ from convledger_conformance.report import (
     SuiteInfo,
     requirement_results,
 )
+from convledger_conformance.vector_files import INVENTORY_CHECK, unconsumed
 
 DECLARATION_CHECK: Final = "capability_declaration"
 """The name under which the runner reports its own check of the declaration."""
@@ -91,10 +92,12 @@ def run_suite(
     store in the report (by default the factory's qualified name).
     ``derandomize`` runs the same examples every time; ``shrink=False`` reports
     failures as found, without minimizing them (much faster on a broken store).
-    ``record_failures`` is a folder: each failed check is run once more with
-    its calls recorded, and its shrunk failure is written there as a minimal
-    trace vector (:mod:`convledger_conformance.failure_traces`); the check's
-    detail names the file, or says why none was written.
+    A run of the whole suite (``checks`` None) also reports the pseudo-check
+    :func:`vector_inventory`. ``record_failures`` is a folder: each failed
+    check is run once more with its calls recorded, and its shrunk failure is
+    written there as a minimal trace vector
+    (:mod:`convledger_conformance.failure_traces`); the check's detail names
+    the file, or says why none was written.
     """
     selected = _validated(factory, profile, checks)
     name = store_name if store_name is not None else describe_factory(factory)
@@ -120,7 +123,30 @@ def run_suite(
             selected, context, ProgressLine(progress),
             recording=None if record_failures is None else (record_failures, name),
         )]
+    if checks is None:  # the whole suite: every shipped vector file must have been replayed
+        results.append(vector_inventory())
     return _report(suite, name, declared, results)
+
+
+def vector_inventory(folder: Path | None = None) -> CheckResult:
+    """The pseudo-check that every shipped vector file has a check that replays it.
+
+    Fails (no requirement id of its own, but the run is not ``ok``) when a file
+    under the package's ``vectors/`` folder, or ``folder``, is consumed by no
+    registered check (:mod:`convledger_conformance.vector_files`).
+    """
+    from convledger_conformance import checks  # noqa: F401  (registers what it consumes)
+
+    started = time.perf_counter()
+    missing = unconsumed(folder)
+    return CheckResult(
+        name=INVENTORY_CHECK,
+        ids=(),
+        capability=Capability.LEDGER,
+        status=FAILED if missing else PASSED,
+        duration=time.perf_counter() - started,
+        message=f"vector files no check replays: {', '.join(missing)}" if missing else "",
+    )
 
 
 def read_declaration(factory: StoreFactory) -> frozenset[Capability]:

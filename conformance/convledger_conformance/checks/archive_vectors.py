@@ -14,6 +14,7 @@ from convledger.store import Capability
 from convledger_conformance.archive_cases import FORMAT, FORMAT_VERSION, replay, shipped
 from convledger_conformance.checks._support import fail
 from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.vector_files import consume
 
 
 def _register(capability: Capability, cases: list[dict[str, Any]]) -> None:
@@ -43,6 +44,7 @@ def _load() -> None:
         by_capability.setdefault(capability, []).append(case)
     for capability, cases in by_capability.items():
         _register(capability, cases)
+    consume("archives/cases.json")
 
 
 _load()

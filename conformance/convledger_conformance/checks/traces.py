@@ -16,6 +16,7 @@ from convledger.store import Capability
 from convledger_conformance.checks._support import fail
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.traces import FORMAT, FORMAT_VERSION, replay, trace_files
+from convledger_conformance.vector_files import consume
 
 
 def _register(name: str, document: dict[str, Any]) -> None:
@@ -47,6 +48,7 @@ def _register(name: str, document: dict[str, Any]) -> None:
     run.__name__ = f"check_trace_vectors_{stem}"
     run.__doc__ = f"Every step of spec/vectors/traces/{name} answers as recorded."
     check(*ids, capability=capability, also=also)(run)
+    consume(f"traces/{name}")
 
 
 for _name, _document in trace_files().items():
