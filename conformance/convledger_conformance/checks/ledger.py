@@ -320,13 +320,22 @@ def check_concurrent_appends(ctx: CheckContext) -> None:
     run_property(ctx, body, st.integers(2, 4), st.integers(1, 6), st.integers(1, 3), share=0.2)
 
 
+APPEND_ATTEMPTS = 1000
+"""Compare-and-append attempts of one thread before the check gives up on the store."""
+
+
 def _append_with_retry(store: LedgerStore, batch: list[EventDraft]) -> tuple[Envelope, ...]:
-    """Compare-and-append at the head until no other thread got there first (LED-005)."""
-    while True:
+    """Compare-and-append at the head until no other thread got there first (LED-005).
+
+    Bounded: a store whose ``head`` never matches what ``append`` expects fails
+    the check instead of hanging it.
+    """
+    for _ in range(APPEND_ATTEMPTS):
         try:
             return store.append("shared", batch, expected_head=store.head("shared"))
         except ConflictError:
             continue
+    fail("LED-013", f"{APPEND_ATTEMPTS} appends at the reported head all conflicted")
 
 
 @check("LED-014")
