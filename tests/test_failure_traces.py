@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from broken_stores import DropsLastOfFullPage, EventIdsUniquePerConversation, SharesPayloads
@@ -24,6 +25,7 @@ from convledger_conformance.failure_traces import (
     minimize,
     reproduces,
 )
+from convledger_conformance.projection_definitions import counting, fold_name
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite
@@ -155,3 +157,22 @@ def test_an_import_needs_the_capabilities_of_its_archive() -> None:
     assert capabilities_of(steps["run"]) == ("transitions",)
     assert capabilities_of(({"op": "import", "conversationId": None, "archive": "{"},)) == (
         "ledger",)
+
+
+def test_projection_calls_are_logged_with_the_fold_by_name() -> None:
+    """A catch-up of a named fold is a step; one of an unnamed Python fold cannot be."""
+    log: list[dict[str, Any]] = []
+    store = RecordingStore(MemoryStore(), log, threading.Lock())
+    store.append("c", [draft("e1"), draft("e2")])
+    named_fold = counting()
+    store.catch_up("c", named_fold, max_events=1)
+    store.load_checkpoint("c", named_fold.name)
+    store.projection_status("c", named_fold.name)
+    unnamed = attrs.evolve(named_fold, name="python-fold", fold=lambda state, envelope: state)
+    store.catch_up("c", unnamed)
+    assert [step["op"] for step in log] == [
+        "append", "catchUp", "loadCheckpoint", "projectionStatus"]
+    assert log[1]["definition"]["fold"] == fold_name(named_fold) and log[1]["maxEvents"] == 1
+    assert capabilities_of(log) == ("projections",)
+    trace = Trace("p", (), capabilities_of(log), tuple(log))
+    assert not reproduces(MemoryStore, trace) and not reproduces(new_file_store, trace)

@@ -15,7 +15,7 @@ logs hold the shrunk program. :func:`trace_of_failure` then
 3. removes every step it can while it still catches the store
    (:func:`minimize`: first all reads, then halves, quarters, ..., single steps).
 
-Calls a trace cannot express (spills, projections, search, a reopen, values
+Calls a trace cannot express (spills, search, a fold without a name, a reopen, values
 without a JSON image) are left out of the log; the check in step 2 decides
 whether what remains still catches the store. Checks of the SQLite schema
 inspect the store's class and file, which the wrapper hides, so they are not
@@ -41,9 +41,11 @@ import attrs
 from convledger import canonical
 from convledger.envelope import EventDraft
 from convledger.errors import LedgerError
+from convledger.projections.definition import ProjectionDefinition
 from convledger.runtime.operations import RecoveryCursor
 from convledger.store import DEFAULT_READ_LIMIT, Capability, LedgerStore
-from convledger.wire.values import Unencodable, drafts_out, transition_out
+from convledger.wire.values import Unencodable, definition_out, drafts_out, transition_out
+from convledger_conformance.projection_definitions import fold_name
 from convledger_conformance.registry import Check, CheckContext, StoreFactory
 from convledger_conformance.traces import (
     FORMAT,
@@ -178,6 +180,34 @@ class RecordingStore:
                     "limit": limit}
         return self._logged(step, lambda: self._store.scan_recoverable(
             after=after, limit=limit))  # type: ignore[arg-type]
+
+    def catch_up(self, conversation_id: str, definition: object, **options: Any) -> Any:
+        """``catch_up`` of a definition whose fold has a name (WIR-018), logged."""
+        def step() -> Step | None:
+            name = fold_name(definition) if isinstance(definition, ProjectionDefinition) else None
+            if set(options) - {"max_events"} or (name is None and callable(
+                    getattr(definition, "fold", None))):
+                return None  # a fold without a name cannot be a vector
+            made: Step = {"op": "catchUp", "conversationId": conversation_id,
+                          "definition": definition_out(definition, name)}
+            if "max_events" in options:
+                made["maxEvents"] = options["max_events"]
+            return made
+        return self._logged(step, lambda: self._store.catch_up(  # type: ignore[attr-defined]
+            conversation_id, definition, **options))
+
+    def load_checkpoint(self, conversation_id: str, name: str) -> Any:
+        """``load_checkpoint``, logged."""
+        return self._logged(
+            lambda: {"op": "loadCheckpoint", "conversationId": conversation_id, "name": name},
+            lambda: self._store.load_checkpoint(conversation_id, name))  # type: ignore[attr-defined]
+
+    def projection_status(self, conversation_id: str, name: str) -> Any:
+        """``projection_status``, logged."""
+        return self._logged(
+            lambda: {"op": "projectionStatus", "conversationId": conversation_id, "name": name},
+            lambda: self._store.projection_status(  # type: ignore[attr-defined]
+                conversation_id, name))
 
     def purge(self, conversation_id: str) -> Any:
         """``purge``, logged."""

@@ -33,6 +33,11 @@ op                 members                                                observ
 ``head``           conversationId                                         head | error
 ``import``         conversationId (of the archive, or null), archive      conversationId, events,
                    (the archive's text)                                   headSeq | error
+``catchUp``        conversationId, definition (wire, fold by name),       checkpoint | error
+                   maxEvents?
+``loadCheckpoint`` conversationId, name                                   checkpoint | error
+``projectionStatus`` conversationId, name                                 uptoSeq, head, version
+                                                                          | error
 ================== ====================================================== =======================
 
 Transition inputs and drafts are built from their wire members WITHOUT
@@ -61,9 +66,12 @@ from convledger.memory import MemoryStore
 from convledger.runtime.operations import RecoveryCursor
 from convledger.store import Capability, LedgerStore
 from convledger.wire.values import (
+    checkpoint_out,
+    definition_in,
     drafts_in,
     import_report_out,
     page_out,
+    status_out,
     transition_in,
 )
 
@@ -153,6 +161,28 @@ def _import(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
     return import_report_out(store.import_conversation(step["archive"].encode("utf-8")))
 
 
+def _catch_up(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    from convledger_conformance.projection_definitions import resolve
+
+    options = {"max_events": step["maxEvents"]} if "maxEvents" in step else {}
+    definition = definition_in(step["definition"], resolve)
+    checkpoint = store.catch_up(  # type: ignore[attr-defined]
+        step["conversationId"], definition, **options)
+    return {"checkpoint": checkpoint_out(checkpoint)}
+
+
+def _load_checkpoint(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    checkpoint = store.load_checkpoint(  # type: ignore[attr-defined]
+        step["conversationId"], step["name"])
+    return {"checkpoint": checkpoint_out(checkpoint)}
+
+
+def _projection_status(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
+    status = store.projection_status(  # type: ignore[attr-defined]
+        step["conversationId"], step["name"])
+    return status_out(status)
+
+
 def _purge(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
     return {"outcome": store.purge(step["conversationId"]).value}
 
@@ -209,10 +239,14 @@ _OPERATIONS: dict[str, Callable[[LedgerStore, Step, Callable[[], LedgerStore]], 
     "read": _read,
     "head": _head,
     "import": _import,
+    "catchUp": _catch_up,
+    "loadCheckpoint": _load_checkpoint,
+    "projectionStatus": _projection_status,
 }
 
 READ_ONLY_OPS = frozenset(
-    {"loadRun", "listActiveRuns", "loadSnapshot", "scanRecoverable", "read", "head", "roundTrip"}
+    {"loadRun", "listActiveRuns", "loadSnapshot", "scanRecoverable", "read", "head", "roundTrip",
+     "loadCheckpoint", "projectionStatus"}
 )
 """The operations that change nothing (a shrunk failure's reads are tried away first)."""
 
@@ -220,7 +254,8 @@ _CAPABILITY_OF_OP = {
     "transition": "transitions", "loadRun": "transitions", "listActiveRuns": "transitions",
     "loadSnapshot": "transitions", "scanRecoverable": "transitions", "purge": "purge",
     "append": "ledger", "read": "ledger", "head": "ledger", "import": "ledger",
-    "roundTrip": "ledger",
+    "roundTrip": "ledger", "catchUp": "projections", "loadCheckpoint": "projections",
+    "projectionStatus": "projections",
 }
 
 
