@@ -1,7 +1,7 @@
 """Record the shrunk failures of the broken-store gallery as operation-trace vectors.
 
 Not a test: run ``python scripts/record_shrunk_vectors.py`` from the repository
-root. For every broken store of ``scripts/kill_table.py``'s galleries it runs
+root. For every broken store of the galleries (``tests/galleries.py``) it runs
 the store's focused checks at ``ci``, derandomized and shrunk, with
 ``record_failures`` (:mod:`convledger_conformance.failure_traces`); when none
 of them gives a trace, it runs the gallery's state machine (:data:`MACHINES`)
@@ -20,7 +20,6 @@ every shipped shrunk trace still catches the store it was found on.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import sys
@@ -33,24 +32,15 @@ from convledger_conformance import traces
 from convledger_conformance.registry import all_checks
 from convledger_conformance.runner import run_suite
 
-SCRIPTS = Path(__file__).resolve().parent
-ROOT = SCRIPTS.parent
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
 
-
-def _kill_table_script() -> Any:
-    """``scripts/kill_table.py`` (its galleries), loaded apart from ``tests/kill_table.py``."""
-    spec = importlib.util.spec_from_file_location("kill_table_script", SCRIPTS / "kill_table.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+from galleries import cases  # noqa: E402
 
 TARGETS = (
     ROOT / "spec" / "vectors" / "traces",
     ROOT / "conformance" / "convledger_conformance" / traces.PACKAGE_DIR / "traces",
 )
-
 
 MACHINES = {"runtime": "runtime_state_machine", "transitions": "runtime_state_machine"}
 """The state machine run for a gallery's store that no focused check records a trace for.
@@ -88,7 +78,7 @@ def main() -> int:
     missing: list[str] = []
     scratch = Path(tempfile.mkdtemp(prefix="convledger-shrunk-"))
     try:
-        for case in _kill_table_script().cases(scratch):
+        for case in cases(scratch):
             folder = scratch / "traces" / case.name
             focused = [item for item in case.checks if not item.name.startswith(VECTOR_CHECKS)]
             found = _record(case, focused, folder)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +9,7 @@ import pytest
 
 from convledger.memory import MemoryStore
 from convledger_conformance import traces
-
-SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+from galleries import cases
 
 
 def shrunk_traces() -> list[dict[str, Any]]:
@@ -23,15 +20,6 @@ def shrunk_traces() -> list[dict[str, Any]]:
         if name.startswith(traces.SHRUNK_PREFIX)
         for trace in document["traces"]
     ]
-
-
-def gallery(scratch: Path) -> Iterator[Any]:
-    """The broken-store cases of ``scripts/kill_table.py``."""
-    spec = importlib.util.spec_from_file_location("kill_table_script", SCRIPTS / "kill_table.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    yield from module.cases(scratch)
 
 
 def test_there_are_shrunk_vectors_for_ledger_and_transitions() -> None:
@@ -46,6 +34,6 @@ def test_there_are_shrunk_vectors_for_ledger_and_transitions() -> None:
 def test_shrunk_vector_catches_its_store(trace: dict[str, Any], tmp_path: Path) -> None:
     """Replayed on its broken store the trace differs from the recording; on the reference not."""
     store_name = trace["name"].split("/")[1]
-    (case,) = [case for case in gallery(tmp_path) if case.name == store_name]
+    (case,) = [case for case in cases(tmp_path) if case.name == store_name]
     assert traces.replay(case.factory, trace)
     assert traces.replay(MemoryStore, trace) == []

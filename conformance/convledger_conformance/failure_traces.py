@@ -53,6 +53,7 @@ from convledger_conformance.traces import (
     READ_ONLY_OPS,
     Step,
     Trace,
+    archive_members,
     capabilities_of,
     record,
     replay,
@@ -246,11 +247,7 @@ class RecordingFactory:
 
 
 def _conversation_of(archive: str) -> str | None:
-    try:
-        value = json.loads(archive)
-    except ValueError:
-        return None
-    found = value.get("conversationId") if isinstance(value, dict) else None
+    found = archive_members(archive).get("conversationId")
     return found if isinstance(found, str) else None
 
 
@@ -286,11 +283,16 @@ def minimize(factory: StoreFactory, trace: Trace, *, budget: int = MAX_REPLAYS) 
         return bool(steps) and bool(reproduces(factory, _with_steps(trace, steps)))
 
     steps = list(trace.steps)
-    writes = [step for step in steps if step["op"] not in READ_ONLY_OPS]
-    if writes and writes != steps and still(writes[:-1] + _reads_after(steps, writes[-1])):
-        steps = writes[:-1] + _reads_after(steps, writes[-1])
+    last_write = max(
+        (number for number, step in enumerate(steps) if step["op"] not in READ_ONLY_OPS),
+        default=None,
+    )
+    if last_write is not None:  # first: every read before the last write at once
+        fewer = [s for s in steps[:last_write] if s["op"] not in READ_ONLY_OPS]
+        if len(fewer) < last_write and still(fewer + steps[last_write:]):
+            steps = fewer + steps[last_write:]
     chunk = max(1, len(steps) // 2)
-    while chunk >= 1 and spent < budget:
+    while spent < budget:
         start = 0
         removed_any = False
         while start < len(steps) and spent < budget:
@@ -302,14 +304,8 @@ def minimize(factory: StoreFactory, trace: Trace, *, budget: int = MAX_REPLAYS) 
                 start += chunk
         if chunk == 1 and not removed_any:
             break
-        chunk = max(1, chunk // 2) if chunk > 1 else 1
+        chunk = max(1, chunk // 2)
     return _with_steps(trace, steps)
-
-
-def _reads_after(steps: list[Step], last_write: Step) -> list[Step]:
-    """The last write and the reads after it (they often are what sees the bug)."""
-    index = max(number for number, step in enumerate(steps) if step is last_write)
-    return steps[index:]
 
 
 def _with_steps(trace: Trace, steps: Sequence[Step]) -> Trace:

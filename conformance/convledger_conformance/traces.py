@@ -66,6 +66,7 @@ from convledger.memory import MemoryStore
 from convledger.runtime.operations import RecoveryCursor
 from convledger.store import Capability, LedgerStore
 from convledger.wire.values import (
+    admitted_out,
     checkpoint_out,
     definition_in,
     drafts_in,
@@ -127,11 +128,7 @@ def _transition(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
     if outcome.run is not None:
         observed["runId"] = outcome.run.run_id
     if outcome.admitted is not None:
-        observed["admitted"] = {
-            "inputId": outcome.admitted.input_id,
-            "runId": outcome.admitted.run_id,
-            "assistantMessageId": outcome.admitted.assistant_message_id,
-        }
+        observed["admitted"] = admitted_out(outcome.admitted)
     if outcome.event is not None:
         observed["seq"] = outcome.event.seq
     return observed
@@ -278,13 +275,17 @@ def capabilities_of(steps: Sequence[Step]) -> tuple[str, ...]:
     return tuple(sorted(needed)) if needed else ("ledger",)
 
 
-def _archive_needs(text: object) -> set[str]:
+def archive_members(text: object) -> dict[str, Any]:
+    """The members of an import step's archive text; empty when it is not a JSON object."""
     try:
         archive = json.loads(text) if isinstance(text, str) else None
     except ValueError:
-        return set()
-    if not isinstance(archive, dict):
-        return set()
+        return {}
+    return archive if isinstance(archive, dict) else {}
+
+
+def _archive_needs(text: object) -> set[str]:
+    archive = archive_members(text)
     companions = archive.get("companions")
     events = archive.get("events")
     needed = {

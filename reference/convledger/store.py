@@ -40,15 +40,10 @@ operation. :class:`Capability` and :func:`not_supported` are re-exported from
 
 from __future__ import annotations
 
-from convledger.batch import _as_batch as _as_batch
-from convledger.batch import _detached as _detached
-from convledger.batch import _refuse_repeated_ids as _refuse_repeated_ids
-from convledger.batch import check_count as _check_count  # noqa: F401  (the name it had here)
 from convledger.batch import validated_batch as validated_batch
 from convledger.capabilities import Capability as Capability
 from convledger.capabilities import not_supported as not_supported
 from convledger.store_base import StoreBase as StoreBase
-from convledger.store_base import _definitions as _definitions
 from convledger.store_base import companions_of as companions_of
 from convledger.store_interface import DEFAULT_READ_LIMIT as DEFAULT_READ_LIMIT
 from convledger.store_interface import MAX_BATCH as MAX_BATCH

@@ -154,14 +154,19 @@ def outcome_out(outcome: Outcome) -> dict[str, Any]:
     if outcome.run is not None:
         result["run"] = value_out(outcome.run.to_json())
     if outcome.admitted is not None:
-        result["admitted"] = {
-            "inputId": outcome.admitted.input_id,
-            "runId": outcome.admitted.run_id,
-            "assistantMessageId": outcome.admitted.assistant_message_id,
-        }
+        result["admitted"] = admitted_out(outcome.admitted)
     if outcome.event is not None:
         result["event"] = envelope_out(outcome.event)
     return result
+
+
+def admitted_out(admitted: Admitted) -> dict[str, Any]:
+    """``{inputId, runId, assistantMessageId}``: the ids an accept admitted (WIR-015)."""
+    return {
+        "inputId": admitted.input_id,
+        "runId": admitted.run_id,
+        "assistantMessageId": admitted.assistant_message_id,
+    }
 
 
 def outcome_in(value: object) -> Outcome:

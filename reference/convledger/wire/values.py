@@ -57,7 +57,6 @@ from convledger.wire.extended_values import (
     status_in,
     status_out,
 )
-from convledger.wire.ledger_values import _ENVELOPE_MEMBERS as _ENVELOPE_MEMBERS
 from convledger.wire.ledger_values import (
     INTERNAL,
     MAX_DEPTH,
@@ -80,12 +79,9 @@ from convledger.wire.ledger_values import (
     reply_map,
     value_out,
 )
-from convledger.wire.ledger_values import _text_or_repr as _text_or_repr
-from convledger.wire.ledger_values import _text_out as _text_out
-from convledger.wire.ledger_values import reply_list as _list  # noqa: F401  (the name it had here)
-from convledger.wire.ledger_values import reply_map as _map  # noqa: F401  (the name it had here)
 from convledger.wire.runtime_values import (
     UnknownTransition,
+    admitted_out,
     cursor_in,
     cursor_out,
     outcome_in,
@@ -101,7 +97,6 @@ from convledger.wire.runtime_values import (
     transition_in,
     transition_out,
 )
-from convledger.wire.runtime_values import _fence_out as _fence_out
 
 __all__ = [
     "DEFINITION_MEMBERS",
@@ -110,6 +105,7 @@ __all__ = [
     "ReplyError",
     "Unencodable",
     "UnknownTransition",
+    "admitted_out",
     "bytes_in",
     "checkpoint_in",
     "checkpoint_out",
