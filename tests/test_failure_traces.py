@@ -25,7 +25,7 @@ from convledger_conformance.failure_traces import (
     minimize,
     reproduces,
 )
-from convledger_conformance.projection_definitions import counting, fold_name
+from convledger.projections.named import counting, fold_name
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite

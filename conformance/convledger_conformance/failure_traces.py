@@ -45,7 +45,7 @@ from convledger.projections.definition import ProjectionDefinition
 from convledger.runtime.operations import RecoveryCursor
 from convledger.store import DEFAULT_READ_LIMIT, Capability, LedgerStore
 from convledger.wire.values import Unencodable, definition_out, drafts_out, transition_out
-from convledger_conformance.projection_definitions import fold_name
+from convledger.projections.named import fold_name
 from convledger_conformance.registry import Check, CheckContext, StoreFactory
 from convledger_conformance.traces import (
     FORMAT,

@@ -16,7 +16,7 @@ from convledger.envelope import Envelope
 from convledger.projections.definition import ProjectionDefinition
 from convledger.store import ExtendedStore, LedgerStore
 from convledger_conformance.model import read_whole
-from convledger_conformance.projection_definitions import counting as counting
+from convledger.projections.named import counting as counting
 
 __all__ = ["counting", "expected_state", "extended", "ledger", "loose"]
 

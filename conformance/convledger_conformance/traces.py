@@ -159,7 +159,7 @@ def _import(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
 
 
 def _catch_up(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
-    from convledger_conformance.projection_definitions import resolve
+    from convledger.projections.named import resolve
 
     options = {"max_events": step["maxEvents"]} if "maxEvents" in step else {}
     definition = definition_in(step["definition"], resolve)

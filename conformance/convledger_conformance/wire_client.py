@@ -23,7 +23,7 @@ While a request is pending the server may call back the caller's
 callback frame with ``ok: true`` only for an exactly-True result, ``ok:
 false`` otherwise and an error when the callback raises, and waits on with
 its timeout restarted (WIR-030 .. WIR-034). A projection definition travels
-with its fold by name (:mod:`convledger_conformance.projection_definitions`,
+with its fold by name (:mod:`convledger.projections.named`,
 WIR-018).
 
 A value that has no CBOR image (a string with a lone surrogate, a set, an
@@ -64,7 +64,7 @@ from convledger.store import DEFAULT_READ_LIMIT, Capability, ImportReport, Ledge
 from convledger.wire import values
 from convledger.wire.frames import MAX_FRAME, FrameError, decode_body, encode_frame
 from convledger.wire.server import PROTOCOL_VERSION
-from convledger_conformance.projection_definitions import fold_name
+from convledger.projections.named import fold_name
 
 T = TypeVar("T")
 

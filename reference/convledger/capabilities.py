@@ -1,13 +1,26 @@
-"""Declared capabilities (chapter ``capabilities.md``, CAP-001 .. CAP-004).
+"""Declared capabilities and the one capability table (chapter ``capabilities.md``).
 
 A store declares what it supports; nothing is detected by introspection
 (CAP-001). An operation of an undeclared capability raises
 :class:`NotSupportedError` (CAP-002).
+
+:data:`OPERATIONS` is the table of ``spec/capabilities.md`` as data: for each
+capability, the operations it covers, by the name the spec and the wire
+protocol give them and by the Python method that serves them. It is the only
+copy in code: the wire server's request table (WIR-013), the refusals a
+reference store inherits for what it does not implement (CAP-002), the
+suite's probes of absent capabilities and the state machines' probes are all
+derived from it, and ``tests/test_capability_table.py`` compares it with the
+spec's table.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
+from typing import Final
+
+import attrs
 
 from convledger.errors import NotSupportedError
 
@@ -29,10 +42,94 @@ class Capability(enum.Enum):
     """Full-text search, default-denied across conversations."""
     PURGE = "purge"
     """Purging a conversation."""
+    FACT_ROWS = "fact_rows"
+    """Child links and schedules kept beside the ledger (FCT, SQL-068, SQL-069)."""
     MIGRATION = "migration"
     """Opening and migrating schema version 1 databases (SQLite stores)."""
     MULTI_PROCESS = "multi_process"
     """Several processes may write the same store."""
+
+
+@attrs.frozen
+class Operation:
+    """One operation of the capability table.
+
+    ``name`` is the spec's name, which is also the wire protocol's request
+    type when ``wire`` is true; ``method`` is the Python method of a store.
+    """
+
+    name: str
+    method: str
+    wire: bool = True
+
+
+def _operations(*pairs: tuple[str, str], wire: bool = True) -> tuple[Operation, ...]:
+    return tuple(Operation(name, method, wire) for name, method in pairs)
+
+
+OPERATIONS: Final[Mapping[Capability, tuple[Operation, ...]]] = {
+    Capability.LEDGER: _operations(
+        ("append", "append"),
+        ("read", "read"),
+        ("head", "head"),
+        ("exportConversation", "export_conversation"),
+        ("importConversation", "import_conversation"),
+    ),
+    Capability.PERSISTENCE: _operations(("reopen", "reopen")),
+    Capability.TRANSITIONS: _operations(
+        ("transition", "transition"),
+        ("loadSnapshot", "load_snapshot"),
+        ("loadRun", "load_run"),
+        ("listActiveRuns", "list_active_runs"),
+        ("scanRecoverable", "scan_recoverable"),
+    ),
+    Capability.PROJECTIONS: _operations(
+        ("catchUp", "catch_up"),
+        ("loadCheckpoint", "load_checkpoint"),
+        ("projectionStatus", "projection_status"),
+    ),
+    Capability.SPILLS: _operations(
+        ("putSpill", "put_spill"),
+        ("getSpill", "get_spill"),
+        ("deleteSpill", "delete_spill"),
+        ("exportBundle", "export_bundle"),
+        ("importBundle", "import_bundle"),
+    ),
+    Capability.SEARCH: _operations(("search", "search")),
+    Capability.PURGE: _operations(("purge", "purge")),
+    Capability.FACT_ROWS: _operations(
+        ("writeFactRows", "write_fact_rows"),
+        ("childLinks", "child_links"),
+        ("schedules", "schedules"),
+        wire=False,
+    ),
+    Capability.MIGRATION: (),
+    Capability.MULTI_PROCESS: (),
+}
+"""CAP-001, CAP-002: every capability's operations, as ``spec/capabilities.md`` lists them.
+
+Capabilities ``migration`` and ``multi_process`` are properties of opening
+and sharing a store, not operations. The operations of ``fact_rows`` are
+called in process only (the wire protocol does not carry them, WIR-021).
+"""
+
+
+def capability_of(method: str) -> Capability:
+    """The capability whose operation the Python method ``method`` serves."""
+    for capability, operations in OPERATIONS.items():
+        if any(operation.method == method for operation in operations):
+            return capability
+    raise KeyError(method)
+
+
+def optional_operations() -> tuple[tuple[Capability, Operation], ...]:
+    """Every operation of every optional capability, in the table's order (CAP-002)."""
+    return tuple(
+        (capability, operation)
+        for capability, operations in OPERATIONS.items()
+        if capability is not Capability.LEDGER
+        for operation in operations
+    )
 
 
 def not_supported(capability: Capability, operation: str) -> NotSupportedError:

@@ -28,29 +28,35 @@ from convledger.envelope import Envelope, EventDraft
 from convledger.errors import ConflictError, DuplicateError, InvalidInputError, PurgedError
 from convledger.fast import canonical as fast_canonical
 from convledger.host.rows import ChildLink, FactRow
+from convledger.host.store import FactRowsBase
 from convledger.kinds import KindRegistry
 from convledger.projections.companion import COMPANION as PROJECTIONS
 from convledger.projections.companion import parse_checkpoints
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
 from convledger.projections.fold import advance
 from convledger.projections.operations import should_store
+from convledger.projections.store import ProjectionsBase
 from convledger.runtime.companion import companions_for, runtime_of
 from convledger.runtime.operations import RecoveryCursor, after_cursor, recovery_order
 from convledger.runtime.records import Run
 from convledger.runtime.rules import decide
 from convledger.runtime.state import RuntimeState, Snapshot, snapshot_of
+from convledger.runtime.store import PurgeBase, TransitionsBase
 from convledger.runtime.transitions import Transition
 from convledger.runtime.view import HeadWrite, Outcome, Status
 from convledger.spills.companion import COMPANION as SPILLS
 from convledger.spills.companion import parse_spills
 from convledger.spills.objects import SpillMetadata
 from convledger.spills.operations import not_live
-from convledger.store import StoreBase, companions_of
+from convledger.spills.store import SpillsBase
+from convledger.store import companions_of
 
 FaultProbe = Callable[[str], None]
 
 
-class MemoryStore(StoreBase):
+class MemoryStore(
+    TransitionsBase, PurgeBase, ProjectionsBase, SpillsBase, FactRowsBase
+):
     """A volatile store: one list of envelopes and one runtime state per conversation."""
 
     declared = frozenset(
@@ -60,6 +66,7 @@ class MemoryStore(StoreBase):
             Capability.PURGE,
             Capability.PROJECTIONS,
             Capability.SPILLS,
+            Capability.FACT_ROWS,
         }
     )
 

@@ -10,11 +10,10 @@ nothing itself and re-exports the three modules that hold it:
 module                     what lives there
 =========================  =================================================
 :mod:`~convledger.store_interface`
-                           :class:`LedgerStore`, the whole interface a
-                           conformance run drives, assuming no particular
-                           database; :class:`ExtendedStore`, the operations of
-                           projections, spills and search (PRJ, SPL, SRC);
-                           the values :class:`Page` and :class:`ImportReport`;
+                           :class:`LedgerStore`, capability ``ledger``,
+                           assuming no particular database;
+                           :class:`PersistentStore` (``reopen``); the values
+                           :class:`Page` and :class:`ImportReport`;
                            the limits ``DEFAULT_READ_LIMIT``,
                            ``MAX_READ_LIMIT`` (LED-007) and ``MAX_BATCH``
                            (LED-001)
@@ -22,7 +21,7 @@ module                     what lives there
                            :class:`StoreBase`: everything that does not depend
                            on storage (argument checks, paging, archive
                            encoding and decoding) above five atomic
-                           primitives each concrete store implements;
+                           hooks each concrete store implements;
                            :func:`companions_of`, an archive's companions
                            member (TRN-103, PRJ-040, SPL-040)
 :mod:`~convledger.batch`   :func:`validated_batch`: every check of an append
@@ -30,11 +29,11 @@ module                     what lives there
                            LED-005, LED-006), shared by every append path
 =========================  =================================================
 
-Capabilities are declared, never detected (CAP-001). An operation of a
-capability the store does not declare raises :class:`NotSupportedError`
-(CAP-002); :class:`StoreBase` does that by default for every optional
-operation, so a store opts in by declaring the capability and overriding the
-operation. :class:`Capability` and :func:`not_supported` are re-exported from
+Each capability's protocol lives with its chapter's code and
+:mod:`convledger.interface` lists them; :func:`~convledger.interface.require`
+checks a declaration and narrows a store to one of them. Every operation a
+store does not implement answers ``not_supported`` (CAP-002).
+:class:`Capability` and :func:`not_supported` are re-exported from
 :mod:`convledger.capabilities`.
 """
 
@@ -48,7 +47,7 @@ from convledger.store_base import companions_of as companions_of
 from convledger.store_interface import DEFAULT_READ_LIMIT as DEFAULT_READ_LIMIT
 from convledger.store_interface import MAX_BATCH as MAX_BATCH
 from convledger.store_interface import MAX_READ_LIMIT as MAX_READ_LIMIT
-from convledger.store_interface import ExtendedStore as ExtendedStore
 from convledger.store_interface import ImportReport as ImportReport
 from convledger.store_interface import LedgerStore as LedgerStore
 from convledger.store_interface import Page as Page
+from convledger.store_interface import PersistentStore as PersistentStore

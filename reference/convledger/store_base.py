@@ -18,12 +18,17 @@ primitive              contract
                        nothing, into an empty log with no eventId collision
 =====================  =====================================================
 
-Capabilities are declared, never detected (CAP-001). An operation of a
-capability the store does not declare raises :class:`NotSupportedError`
-(CAP-002); :class:`StoreBase` does that by default for every optional
-operation, so a store opts in by declaring the capability and overriding the
-operation. The operations of the later chapters are mixed in from
-``runtime``, ``projections``, ``spills``, ``search`` and ``host``.
+Capabilities are declared, never detected (CAP-001). :class:`StoreBase` is the
+base of capability ``ledger`` alone; each further capability has its own
+abstract base beside its chapter's code (``TransitionsBase`` and
+``PurgeBase`` in :mod:`convledger.runtime.store`, ``ProjectionsBase``,
+``SpillsBase``, ``SearchBase``, ``FactRowsBase``), each holding only that
+capability's hooks: a store subclasses the bases of the capabilities it
+implements and declares them. Every operation of the capability table
+(:data:`convledger.capabilities.OPERATIONS`) that a store does not implement
+answers :class:`NotSupportedError` (CAP-002): :class:`StoreBase` carries one
+refusal per such operation, made from the table, and the capability bases
+refuse their operations too while the store does not declare them.
 
 Also here: :func:`companions_of`, which the concrete stores use to build an
 archive's companions member, and the check of the projection definitions an
@@ -34,42 +39,33 @@ store, are in :mod:`convledger.batch`.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from convledger.archive import Archive, archive_of, decode_archive, encode_archive
 from convledger.batch import check_count, validated_batch
 from convledger.canonical import JsonValue
-from convledger.capabilities import Capability, not_supported
+from convledger.capabilities import Capability, not_supported, optional_operations
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import InvalidInputError, NotFoundError
-from convledger.host.rows import FactRowOperations
 from convledger.kinds import KindRegistry, default_registry
 from convledger.projections import companion as projection_companion
 from convledger.projections.companion import projection_problems
 from convledger.projections.definition import Checkpoint, ProjectionDefinition, check_definition
-from convledger.projections.operations import ProjectionOperations
 from convledger.runtime.companion import COMPANION
-from convledger.runtime.operations import RuntimeOperations
 from convledger.runtime.state import RUNTIME_KINDS
-from convledger.search.operations import SearchOperations
 from convledger.spills import companion as spill_companion
-from convledger.spills.bundle import decode_bundle, encode_bundle
 from convledger.spills.objects import SpillMetadata
-from convledger.spills.operations import SpillOperations
 from convledger.store_interface import (
     DEFAULT_READ_LIMIT,
     MAX_READ_LIMIT,
     ImportReport,
-    LedgerStore,
     Page,
 )
 
 
-class StoreBase(
-    RuntimeOperations, ProjectionOperations, SpillOperations, SearchOperations,
-    FactRowOperations, abc.ABC
-):
-    """Argument checks, paging and archives shared by every reference store."""
+class StoreBase(abc.ABC):
+    """Capability ``ledger``: argument checks, paging and archives shared by every store."""
 
     declared: frozenset[Capability] = frozenset({Capability.LEDGER})
 
@@ -170,26 +166,6 @@ class StoreBase(
             )
         return self._import_checked(decoded, projections)
 
-    def export_bundle(self, conversation_id: str) -> bytes:
-        """SPL-050: the archive and the bytes of its live spills, read in one snapshot."""
-        self._require(Capability.SPILLS, "export_bundle")
-        check_identifier(conversation_id, "conversationId", "ENV-005")
-        events, companions, objects = self._export_bundle_contents(conversation_id)
-        if not events:
-            raise NotFoundError(
-                f"conversation {conversation_id!r} has no events to export",
-                requirement="ARC-005",
-            )
-        archive = encode_archive(archive_of(conversation_id, events, companions))
-        return encode_bundle(archive, objects)
-
-    def import_bundle(
-        self, bundle: bytes, *, projections: Sequence[ProjectionDefinition] = ()
-    ) -> ImportReport:
-        """SPL-051 .. SPL-055: decode, check every object, write all or nothing."""
-        self._require(Capability.SPILLS, "import_bundle")
-        return self._import_checked(decode_bundle(bundle, self._registry), projections)
-
     def _import_checked(
         self, decoded: Archive, projections: Sequence[ProjectionDefinition]
     ) -> ImportReport:
@@ -213,12 +189,13 @@ class StoreBase(
             head_seq=decoded.events[-1].seq,
         )
 
-    def reopen(self) -> LedgerStore:
-        """CAP-002: a store that does not persist refuses to reopen."""
-        raise not_supported(Capability.PERSISTENCE, "reopen")
-
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a store with nothing to release keeps this
         """Release resources; the default store has none."""
+
+    def _require(self, capability: Capability, operation: str) -> None:
+        """CAP-002: refuse an operation whose capability this store does not declare."""
+        if capability not in self.capabilities:
+            raise not_supported(capability, operation)
 
     # -- primitives each store implements atomically -----------------------------
 
@@ -251,12 +228,6 @@ class StoreBase(
         overrides this to read both in one snapshot.
         """
         return self._snapshot_events(conversation_id), {}
-
-    def _export_bundle_contents(
-        self, conversation_id: str
-    ) -> tuple[Sequence[Envelope], dict[str, JsonValue], dict[str, bytes]]:
-        """Events, companions and spill bytes, read in one snapshot (SPL-054)."""
-        raise NotImplementedError
 
 
 def companions_of(
@@ -292,3 +263,23 @@ def _definitions(projections: object) -> dict[str, ProjectionDefinition]:
             )
         found[checked.name] = checked
     return found
+
+
+def _refusal(capability: Capability, method: str) -> Callable[..., NoReturn]:
+    """CAP-002: the operation of a capability a store does not implement."""
+
+    def refuse(self: StoreBase, *args: object, **kwargs: object) -> NoReturn:
+        raise not_supported(capability, method)
+
+    refuse.__name__ = refuse.__qualname__ = method
+    refuse.__doc__ = (
+        f"CAP-002: {method} needs capability {capability.value!r}, which this store"
+        " does not implement; it is refused with not_supported."
+    )
+    return refuse
+
+
+for _capability, _operation in optional_operations():
+    if not hasattr(StoreBase, _operation.method):
+        setattr(StoreBase, _operation.method, _refusal(_capability, _operation.method))
+

@@ -1,39 +1,31 @@
-"""The store interface: what a conformance run may call (``ledger.md``, ``archive.md``).
+"""The protocols of capabilities ``ledger`` and ``persistence`` (``ledger.md``, ``archive.md``).
 
-:class:`LedgerStore` is the whole interface a conformance run drives; it
-assumes no particular database. :class:`ExtendedStore` adds the operations of
-the projections, spills and search capabilities (PRJ, SPL, SRC). :class:`Page`
-and :class:`ImportReport` are the values those operations return, and the
-limits of one read and one append (LED-001, LED-007) are constants here.
+:class:`LedgerStore` is what every store implements (CAP-003): append,
+bounded read, head, export and import, assuming no particular database.
+:class:`PersistentStore` adds ``reopen`` (capability ``persistence``). Each
+further capability of ``spec/capabilities.md`` has its own protocol beside
+its chapter's code (``convledger.runtime.store``, ``convledger.projections.store``,
+``convledger.spills.store``, ``convledger.search.store``, ``convledger.host.store``),
+each extending :class:`LedgerStore`; :func:`convledger.interface.require`
+checks a declaration and narrows a store to one of them.
 
-The shared implementation is :class:`convledger.store_base.StoreBase`; the
-checks of an append batch are in :mod:`convledger.batch`. :mod:`convledger.store`
-re-exports every name of the three modules.
+:class:`Page` and :class:`ImportReport` are the values the ledger operations
+return, and the limits of one read and one append (LED-001, LED-007) are
+constants here. The shared implementation is
+:class:`convledger.store_base.StoreBase`; the checks of an append batch are
+in :mod:`convledger.batch`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
 
-from convledger.canonical import JsonValue
 from convledger.capabilities import Capability
 from convledger.envelope import Envelope, EventDraft
 from convledger.kinds import KindRegistry
-from convledger.projections.definition import (
-    Checkpoint,
-    ProjectionDefinition,
-    ProjectionStatus,
-)
-from convledger.runtime.operations import PurgeOutcome, RecoveryCursor, RecoveryPage
-from convledger.runtime.records import Run
-from convledger.runtime.state import Snapshot
-from convledger.runtime.transitions import Transition
-from convledger.runtime.view import Outcome
-from convledger.search.operations import Hit
-from convledger.spills.objects import Authorize, SpillMetadata
 
 DEFAULT_READ_LIMIT = 1000
 """LED-007: the page size when the caller names none."""
@@ -66,7 +58,7 @@ class ImportReport:
 
 @runtime_checkable
 class LedgerStore(Protocol):
-    """Every operation a conformance run may call; see the chapters for each."""
+    """Capability ``ledger`` (CAP-003): what every store implements; see LED and ARC."""
 
     @property
     def capabilities(self) -> frozenset[Capability]:
@@ -111,120 +103,15 @@ class LedgerStore(Protocol):
         """Import an archive into an empty log, all or nothing (ARC-003 .. ARC-013)."""
         ...
 
-    def reopen(self) -> LedgerStore:
-        """Close this handle and open the same data again (capability persistence)."""
-        ...
-
-    def transition(
-        self, conversation_id: str, transition: Transition, *, event_id: str, occurred_at: str
-    ) -> Outcome:
-        """Apply one runtime transition; an applied one appends its event (TRN-001 .. TRN-007)."""
-        ...
-
-    def load_run(self, conversation_id: str, run_id: str) -> Run | None:
-        """One run of one conversation (TRN-080)."""
-        ...
-
-    def list_active_runs(self, conversation_id: str) -> tuple[Run, ...]:
-        """The active runs in causal order (TRN-081)."""
-        ...
-
-    def load_snapshot(self, conversation_id: str) -> Snapshot:
-        """Head, active runs and history (TRN-082)."""
-        ...
-
-    def scan_recoverable(
-        self, *, after: RecoveryCursor | None = None, limit: int = 100
-    ) -> RecoveryPage:
-        """Owned runs of every conversation, keyset paged (TRN-083)."""
-        ...
-
-    def purge(self, conversation_id: str) -> PurgeOutcome:
-        """Delete a conversation and refuse it forever (TRN-090 .. TRN-094)."""
-        ...
-
     def close(self) -> None:
         """Release resources; the handle must not be used afterwards."""
         ...
 
 
 @runtime_checkable
-class ExtendedStore(LedgerStore, Protocol):
-    """The operations of capabilities projections, spills and search (PRJ, SPL, SRC).
+class PersistentStore(LedgerStore, Protocol):
+    """Capability ``persistence``: the data outlives the handle."""
 
-    Kept apart from :class:`LedgerStore` so that a store without these
-    capabilities (one over the wire, say) still is a :class:`LedgerStore`;
-    the conformance checks of these chapters use this protocol.
-    """
-
-    def import_conversation(
-        self, archive: bytes, *, projections: Sequence[ProjectionDefinition] = ()
-    ) -> ImportReport:
-        """Import an archive; ``projections`` check its checkpoints (PRJ-042, PRJ-043)."""
-        ...
-
-    def catch_up(
-        self, conversation_id: str, definition: ProjectionDefinition, *, max_events: int = ...
-    ) -> Checkpoint:
-        """Fold more events into the projection's checkpoint (PRJ-011)."""
-        ...
-
-    def load_checkpoint(self, conversation_id: str, name: str) -> Checkpoint | None:
-        """The stored checkpoint of one projection (PRJ-010)."""
-        ...
-
-    def projection_status(self, conversation_id: str, name: str) -> ProjectionStatus:
-        """The checkpoint's uptoSeq beside the head (PRJ-014)."""
-        ...
-
-    def put_spill(
-        self,
-        conversation_id: str,
-        data: bytes,
-        *,
-        media_type: str,
-        operation: dict[str, JsonValue],
-        reference: str,
-        event_id: str,
-        occurred_at: str,
-    ) -> SpillMetadata:
-        """Store a spill object and its ``spill/created`` event (SPL-001)."""
-        ...
-
-    def get_spill(self, conversation_id: str, reference: str, *, authorize: Authorize) -> bytes:
-        """The bytes of a spill, authorized again (SPL-020)."""
-        ...
-
-    def delete_spill(
-        self,
-        conversation_id: str,
-        reference: str,
-        *,
-        reason: str = ...,
-        event_id: str,
-        occurred_at: str,
-    ) -> Envelope:
-        """Delete a spill object and append ``spill/deleted`` (SPL-030)."""
-        ...
-
-    def export_bundle(self, conversation_id: str) -> bytes:
-        """The archive with the spill bytes, one CBOR file (SPL-050)."""
-        ...
-
-    def import_bundle(
-        self, bundle: bytes, *, projections: Sequence[ProjectionDefinition] = ()
-    ) -> ImportReport:
-        """Import a bundle, all or nothing (SPL-051 .. SPL-055)."""
-        ...
-
-    def search(
-        self,
-        requester: str,
-        query: str,
-        *,
-        scope: Sequence[str] | None = None,
-        limit: int = ...,
-        authorize: Callable[[str], bool] | None = None,
-    ) -> tuple[Hit, ...]:
-        """Full-text search, default-denied across conversations (SRC-001)."""
+    def reopen(self) -> LedgerStore:
+        """Close this handle and open the same data again."""
         ...

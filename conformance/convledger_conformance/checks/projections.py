@@ -31,7 +31,7 @@ from convledger_conformance.checks._support import (
     run_property,
 )
 from convledger_conformance.profiles import scaled
-from convledger_conformance.projection_definitions import FAILURES, failing
+from convledger.projections.named import FAILURES, failing
 from convledger_conformance.projection_machine import build_projection_machine
 from convledger_conformance.projection_model import (
     counting,

@@ -36,7 +36,7 @@ from convledger_conformance.checks._support import (
     untyped,
     wires,
 )
-from convledger_conformance.projection_definitions import counting
+from convledger.projections.named import counting
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.wire_client import (
     ServerExitedError,

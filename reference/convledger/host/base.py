@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 import attrs
 
 from convledger.canonical import JsonValue
+from convledger.capabilities import Capability
 from convledger.envelope import Envelope, EventDraft
-from convledger.errors import NotSupportedError
 from convledger.host.capabilities import (
     ChildExecutor,
     Clock,
@@ -25,12 +25,14 @@ from convledger.host.capabilities import (
     Timer,
 )
 from convledger.host.rows import Appends, ChildLink, ScheduleRow
+from convledger.host.store import FactRowStore
+from convledger.interface import require
 from convledger.runtime import (
     Run,
     Transition,
 )
 from convledger.runtime.view import Status
-from convledger.store import LedgerStore
+from convledger.store_interface import LedgerStore
 
 PAGE = 500
 
@@ -82,7 +84,7 @@ class HostBase:
         base_delay_ms: int = 100,
         max_steps: int = 8,
     ) -> None:
-        self.store = store
+        self.store = require(store, Capability.TRANSITIONS)
         self.clock = clock
         self.ids = ids
         self.provider = provider
@@ -124,12 +126,15 @@ class HostBase:
         self, row: ChildLink | ScheduleRow, appends: Appends, *, skip_purged: bool
     ) -> bool:
         """SQL-068, SQL-069: events and row in one step; False when the store keeps no rows."""
-        writer = getattr(self.store, "write_fact_rows", None)
-        if writer is None:
+        rows = self.fact_rows()
+        if rows is None:
             return False
-        try:
-            writer(row, appends, skip_purged=skip_purged)
-        except NotSupportedError:
-            return False
+        rows.write_fact_rows(row, appends, skip_purged=skip_purged)
         return True
+
+    def fact_rows(self) -> FactRowStore | None:
+        """The store as capability ``fact_rows`` when it declares it (CAP-001), else None."""
+        if Capability.FACT_ROWS not in self.store.capabilities:
+            return None
+        return require(self.store, Capability.FACT_ROWS)
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import attrs
 
 from convledger.canonical import JsonValue
-from convledger.errors import NotSupportedError, PurgedError
+from convledger.errors import PurgedError
 from convledger.host.base import HostBase, events_of
 from convledger.host.rows import ChildLink
 from convledger.host.rules import LIVE_CHILD_STATES, children_fate
@@ -71,12 +71,9 @@ class ChildFacts(HostBase):
 
     def _links(self, conversation_id: str) -> dict[str, ChildLink | None]:
         """The children of a conversation and their states: from the rows, else the ledger."""
-        reader = getattr(self.store, "child_links", None)
-        if reader is not None:
-            try:
-                return {link.child_conversation_id: link for link in reader(conversation_id)}
-            except NotSupportedError:
-                pass
+        rows = self.fact_rows()
+        if rows is not None:
+            return {link.child_conversation_id: link for link in rows.child_links(conversation_id)}
         return {child: ChildLink(conversation_id, child, state, 0, {})
                 for child, state in children_of(self.store, conversation_id).items()}
 

@@ -20,14 +20,11 @@ primitive            contract
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import attrs
 
-from convledger.capabilities import Capability
 from convledger.envelope import check_identifier
 from convledger.errors import InvalidInputError
-from convledger.search.query import tokens
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -48,53 +45,7 @@ class Hit:
     snippet: str
 
 
-class SearchOperations:
-    """Argument checks and the default-deny rule of search."""
-
-    if TYPE_CHECKING:
-
-        def _require(self, capability: Capability, operation: str) -> None: ...
-
-    def search(
-        self,
-        requester: str,
-        query: str,
-        *,
-        scope: Sequence[str] | None = None,
-        limit: int = DEFAULT_LIMIT,
-        authorize: Callable[[str], bool] | None = None,
-    ) -> tuple[Hit, ...]:
-        """SRC-001 .. SRC-023: the requester's hits first, then only authorized others."""
-        self._require(Capability.SEARCH, "search")
-        check_identifier(requester, "requester", "SRC-001")
-        words = tokens(query)
-        chosen = _check_scope(scope)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise InvalidInputError(
-                f"limit must be an integer in 1..{MAX_LIMIT}, got {limit!r}",
-                requirement="SRC-023",
-                field="limit",
-            )
-        if authorize is not None and not callable(authorize):
-            raise InvalidInputError(
-                "authorize must be None or a callable", requirement="SRC-011",
-                field="authorize",
-            )
-        allowed = _allowed(authorize, requester)
-        return tuple(self._search(requester, words, chosen, limit, allowed))
-
-    def _search(
-        self,
-        requester: str,
-        words: tuple[str, ...],
-        scope: tuple[str, ...] | None,
-        limit: int,
-        allowed: Allowed,
-    ) -> list[Hit]:
-        raise NotImplementedError
-
-
-def _check_scope(scope: object) -> tuple[str, ...] | None:
+def check_scope(scope: object) -> tuple[str, ...] | None:
     """SRC-012: None, or a sequence of at most :data:`MAX_SCOPE` conversation ids."""
     if scope is None:
         return None
@@ -112,7 +63,7 @@ def _check_scope(scope: object) -> tuple[str, ...] | None:
     return tuple(sorted(set(ids), key=lambda cid: cid.encode("utf-8")))
 
 
-def _allowed(authorize: Callable[[str], bool] | None, requester: str) -> Allowed:
+def allowed_by(authorize: Callable[[str], bool] | None, requester: str) -> Allowed:
     """SRC-010, SRC-011: no callback denies every other conversation; only True grants."""
     answers: dict[str, bool] = {}
 

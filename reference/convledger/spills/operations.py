@@ -21,144 +21,14 @@ primitive          contract
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
 from convledger import canonical
 from convledger.canonical import JsonValue
-from convledger.capabilities import Capability
-from convledger.envelope import Envelope, EventDraft, check_identifier, check_occurred_at
-from convledger.errors import IntegrityError, NotFoundError, UnauthorizedError
-from convledger.kinds import KindRegistry
+from convledger.errors import NotFoundError, UnauthorizedError
 from convledger.spills.objects import (
-    CREATED,
-    DELETED,
     Authorize,
-    SpillMetadata,
-    check_authorize,
-    check_data,
-    check_media_type,
-    check_operation,
-    check_reason,
-    check_reference,
-    digest,
 )
 
 SPILL_SCHEMA_VERSION = 1
-
-
-class SpillOperations:
-    """Argument checks and authorization of the spill operations."""
-
-    _registry: KindRegistry  # set by StoreBase
-
-    if TYPE_CHECKING:
-
-        def _require(self, capability: Capability, operation: str) -> None: ...
-
-    def put_spill(
-        self,
-        conversation_id: str,
-        data: bytes,
-        *,
-        media_type: str,
-        operation: dict[str, JsonValue],
-        reference: str,
-        event_id: str,
-        occurred_at: str,
-    ) -> SpillMetadata:
-        """SPL-001: store the object and its ``spill/created`` event in one atomic step."""
-        self._require(Capability.SPILLS, "put_spill")
-        check_identifier(conversation_id, "conversationId", "ENV-005")
-        body = check_data(data)
-        metadata = SpillMetadata(
-            reference=check_reference(reference),
-            media_type=check_media_type(media_type),
-            size=len(body),
-            sha256=digest(body),
-            created_seq=0,
-            operation=check_operation(operation),
-        )
-        draft = EventDraft(
-            event_id=check_identifier(event_id, "eventId", "ENV-004"),
-            kind=CREATED,
-            schema_version=SPILL_SCHEMA_VERSION,
-            occurred_at=check_occurred_at(occurred_at),
-            payload={
-                "reference": metadata.reference,
-                "bytes": metadata.size,
-                "sha256": metadata.sha256,
-                "mediaType": metadata.media_type,
-            },
-        )
-        self._registry.check_payload(draft.kind, draft.schema_version, draft.payload)
-        return self._put_spill(conversation_id, metadata, body, draft)
-
-    def get_spill(self, conversation_id: str, reference: str, *, authorize: Authorize) -> bytes:
-        """SPL-020 .. SPL-023: ask ``authorize`` again, then return the checked bytes."""
-        self._require(Capability.SPILLS, "get_spill")
-        check_identifier(conversation_id, "conversationId", "ENV-005")
-        check_reference(reference)
-        callback = check_authorize(authorize)
-        found = self._get_spill(conversation_id, reference)
-        if found is None:
-            raise NotFoundError(
-                f"no spill {reference!r} in conversation {conversation_id!r}",
-                requirement="SPL-021",
-            )
-        metadata, body = found
-        granted(callback, metadata.descriptor)
-        if len(body) != metadata.size or digest(body) != metadata.sha256:
-            raise IntegrityError(
-                f"spill {reference!r} does not match its recorded size and sha256",
-                requirement="SPL-022",
-            )
-        return body
-
-    def delete_spill(
-        self,
-        conversation_id: str,
-        reference: str,
-        *,
-        reason: str = "deleted",
-        event_id: str,
-        occurred_at: str,
-    ) -> Envelope:
-        """SPL-030: delete the object and append ``spill/deleted`` in one atomic step."""
-        self._require(Capability.SPILLS, "delete_spill")
-        check_identifier(conversation_id, "conversationId", "ENV-005")
-        check_reference(reference)
-        why = check_reason(reason)
-        identity = check_identifier(event_id, "eventId", "ENV-004")
-        at = check_occurred_at(occurred_at)
-
-        def draft_for(size: int) -> EventDraft:
-            return EventDraft(
-                event_id=identity,
-                kind=DELETED,
-                schema_version=SPILL_SCHEMA_VERSION,
-                occurred_at=at,
-                payload={"reference": reference, "bytes": size, "reason": why},
-            )
-
-        return self._delete_spill(conversation_id, reference, draft_for)
-
-    # -- primitives ------------------------------------------------------------------------------
-
-    def _put_spill(
-        self, conversation_id: str, metadata: SpillMetadata, data: bytes, draft: EventDraft
-    ) -> SpillMetadata:
-        raise NotImplementedError
-
-    def _get_spill(
-        self, conversation_id: str, reference: str
-    ) -> tuple[SpillMetadata, bytes] | None:
-        raise NotImplementedError
-
-    def _delete_spill(
-        self, conversation_id: str, reference: str, draft_for: Callable[[int], EventDraft]
-    ) -> Envelope:
-        raise NotImplementedError
 
 
 def granted(authorize: Authorize, descriptor: JsonValue) -> None:

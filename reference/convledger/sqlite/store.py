@@ -43,20 +43,25 @@ from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, NotFoundError
 from convledger.fast.archive import encode_stored
 from convledger.host.rows import FactRow
+from convledger.host.store import FactRowsBase
 from convledger.kinds import KindRegistry
 from convledger.projections.companion import COMPANION as PROJECTIONS
 from convledger.projections.companion import parse_checkpoints
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
+from convledger.projections.store import ProjectionsBase
 from convledger.runtime.companion import companions_for, runtime_of
 from convledger.runtime.operations import RecoveryCursor
 from convledger.runtime.records import Run
 from convledger.runtime.state import RUNTIME_KINDS, Snapshot
+from convledger.runtime.store import PurgeBase, TransitionsBase
 from convledger.runtime.transitions import Transition
 from convledger.runtime.view import Outcome
 from convledger.search.operations import Allowed, Hit
+from convledger.search.store import SearchBase
 from convledger.spills.companion import COMPANION as SPILLS
 from convledger.spills.companion import parse_spills
 from convledger.spills.objects import SpillMetadata
+from convledger.spills.store import SpillsBase
 from convledger.sqlite import companions as side
 from convledger.sqlite import rows, runtime, runtime_view
 from convledger.sqlite import search as fts
@@ -70,7 +75,6 @@ from convledger.sqlite.opening import Settings, open_database, random_event_id, 
 from convledger.store import (
     Capability,
     LedgerStore,
-    StoreBase,
     companions_of,
     not_supported,
     validated_batch,
@@ -83,6 +87,7 @@ _RUNTIME = frozenset(
         Capability.PROJECTIONS,
         Capability.SPILLS,
         Capability.SEARCH,
+        Capability.FACT_ROWS,
     }
 )
 FILE_CAPABILITIES = _RUNTIME | frozenset(
@@ -99,7 +104,9 @@ FaultProbe = Callable[[str], None]
 _TRANSACTION_CONTROL = re.compile(r"\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b", re.I)
 
 
-class SqliteStore(StoreBase):
+class SqliteStore(
+    TransitionsBase, PurgeBase, ProjectionsBase, SpillsBase, SearchBase, FactRowsBase
+):
     """The ledger in one SQLite file (or ``:memory:``), schema version 2."""
 
     declared = FILE_CAPABILITIES
@@ -336,11 +343,6 @@ class SqliteStore(StoreBase):
             _import_companions(connection, archive, self._settings.clock())
 
     # -- runtime transitions, bounded reads and purge (SQL-050 .. SQL-056) ------------------------
-
-    def _require(self, capability: Capability, operation: str) -> None:
-        """CAP-002 by what this handle declares."""
-        if capability not in self.capabilities:
-            raise not_supported(capability, operation)
 
     def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft) -> Outcome:
         with self._transaction("transition", write=True) as connection:

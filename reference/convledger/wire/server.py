@@ -8,10 +8,11 @@ each under a handle that ``newStore`` (and ``reopen``) returns (WIR-020), so a
 conformance run pays one process start and then one round trip per fresh
 store. :data:`OPERATIONS` is the operation table: one entry per request type,
 naming the capability it belongs to and the handler that decodes its
-arguments, calls the store and encodes the result. A store operation becomes
-available over the wire by adding one entry; capabilities without entries are
-removed from every declaration the server sends (WIR-021), so it never claims
-what it cannot serve.
+arguments, calls the store and encodes the result, derived from the one
+capability table (:data:`convledger.capabilities.OPERATIONS`): an operation
+the table marks as carried must have a handler here. Capabilities whose
+operations the protocol does not carry are removed from every declaration the
+server sends (WIR-021), so it never claims what it cannot serve.
 
 Two operations take a callback that lives in the client (``getSpill`` and
 ``search``, ``authorize``). A request carrying ``authorize: true`` reaches the
@@ -32,14 +33,17 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Callable
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO, Final, cast
 
 import attrs
 
 import convledger
+from convledger.capabilities import OPERATIONS as CAPABILITY_OPERATIONS
+from convledger.capabilities import Capability
 from convledger.errors import InvalidInputError, LedgerError, NotSupportedError
-from convledger.projections import BUILT_INS
-from convledger.store import Capability, LedgerStore
+from convledger.interface import EveryOperation, unchecked
+from convledger.projections.named import resolve
+from convledger.store_interface import LedgerStore, PersistentStore
 from convledger.wire import values
 from convledger.wire.frames import (
     EndOfStream,
@@ -54,7 +58,7 @@ PROTOCOL_VERSION: Final = 1
 """WIR-006: the protocol version this module speaks."""
 
 StoreMaker = Callable[[], LedgerStore]
-Handler = Callable[[LedgerStore, dict[str, Any]], object]
+Handler = Callable[[EveryOperation, dict[str, Any]], object]
 
 
 @attrs.frozen
@@ -70,58 +74,58 @@ def _kwargs(args: dict[str, Any], *names: tuple[str, str]) -> dict[str, Any]:
     return {python: args[wire] for wire, python in names if wire in args}
 
 
-def _append(store: LedgerStore, args: dict[str, Any]) -> object:
+def _append(store: EveryOperation, args: dict[str, Any]) -> object:
     placed = store.append(
-        args.get("conversationId"),  # type: ignore[arg-type]
-        values.drafts_in(args.get("drafts")),  # type: ignore[arg-type]
+        _member(args, "conversationId"),
+        values.drafts_in(_member(args, "drafts")),  # type: ignore[arg-type]
         **_kwargs(args, ("expectedHead", "expected_head")),
     )
     return [values.envelope_out(envelope) for envelope in placed]
 
 
-def _read(store: LedgerStore, args: dict[str, Any]) -> object:
+def _read(store: EveryOperation, args: dict[str, Any]) -> object:
     page = store.read(
-        args.get("conversationId"),  # type: ignore[arg-type]
+        _member(args, "conversationId"),
         **_kwargs(args, ("fromSeq", "from_seq"), ("toSeq", "to_seq"), ("limit", "limit")),
     )
     return values.page_out(page)
 
 
+def _member(args: dict[str, Any], name: str) -> Any:
+    """A request member as it came, unchecked: the store refuses an ill-typed one."""
+    return args.get(name)
+
+
 def _conversation(args: dict[str, Any]) -> Any:
-    return args.get("conversationId")
+    return _member(args, "conversationId")
 
 
-def _transition(store: LedgerStore, args: dict[str, Any]) -> object:
+def _transition(store: EveryOperation, args: dict[str, Any]) -> object:
     outcome = store.transition(
         _conversation(args),
-        values.transition_in(args.get("transition")),  # type: ignore[arg-type]
-        event_id=args.get("eventId"),  # type: ignore[arg-type]
-        occurred_at=args.get("occurredAt"),  # type: ignore[arg-type]
+        values.transition_in(_member(args, "transition")),  # type: ignore[arg-type]
+        event_id=_member(args, "eventId"),
+        occurred_at=_member(args, "occurredAt"),
     )
     return values.outcome_out(outcome)
 
 
-def _scan(store: LedgerStore, args: dict[str, Any]) -> object:
+def _scan(store: EveryOperation, args: dict[str, Any]) -> object:
     kwargs = _kwargs(args, ("limit", "limit"))
     if "after" in args:
         kwargs["after"] = values.cursor_in(args["after"])
     return values.recovery_page_out(store.scan_recoverable(**kwargs))
 
 
-def _extended(store: LedgerStore) -> Any:
-    """The store, for the operations of :class:`~convledger.store.ExtendedStore`."""
-    return store
-
-
-def _authorize(args: dict[str, Any]) -> object:
+def _authorize(args: dict[str, Any]) -> Any:
     """WIR-030: the callback the server put in place of ``true``, or the value as it came."""
-    return args.get("authorize")
+    return _member(args, "authorize")
 
 
-def _put_spill(store: LedgerStore, args: dict[str, Any]) -> object:
-    metadata = _extended(store).put_spill(
+def _put_spill(store: EveryOperation, args: dict[str, Any]) -> object:
+    metadata = store.put_spill(
         _conversation(args),
-        args.get("data"),
+        _member(args, "data"),
         **_kwargs(args, ("mediaType", "media_type"), ("operation", "operation"),
                   ("reference", "reference"), ("eventId", "event_id"),
                   ("occurredAt", "occurred_at")),
@@ -129,41 +133,32 @@ def _put_spill(store: LedgerStore, args: dict[str, Any]) -> object:
     return values.metadata_out(metadata)
 
 
-def _get_spill(store: LedgerStore, args: dict[str, Any]) -> object:
-    return _extended(store).get_spill(
-        _conversation(args), args.get("reference"), authorize=_authorize(args)
+def _get_spill(store: EveryOperation, args: dict[str, Any]) -> object:
+    return store.get_spill(
+        _conversation(args), _member(args, "reference"), authorize=_authorize(args)
     )
 
 
-def _delete_spill(store: LedgerStore, args: dict[str, Any]) -> object:
-    envelope = _extended(store).delete_spill(
+def _delete_spill(store: EveryOperation, args: dict[str, Any]) -> object:
+    envelope = store.delete_spill(
         _conversation(args),
-        args.get("reference"),
+        _member(args, "reference"),
         **_kwargs(args, ("reason", "reason"), ("eventId", "event_id"),
                   ("occurredAt", "occurred_at")),
     )
     return values.envelope_out(envelope)
 
 
-def _search(store: LedgerStore, args: dict[str, Any]) -> object:
+def _search(store: EveryOperation, args: dict[str, Any]) -> object:
     kwargs = _kwargs(args, ("scope", "scope"), ("limit", "limit"))
-    hits = _extended(store).search(
-        args.get("requester"), args.get("query"), authorize=_authorize(args), **kwargs
+    hits = store.search(
+        _member(args, "requester"), _member(args, "query"), authorize=_authorize(args), **kwargs
     )
     return [values.hit_out(hit) for hit in hits]
 
 
 def resolve_fold(name: object, version: object) -> object:
-    """WIR-018: the fold a definition names: the conformance suite's named folds, or None.
-
-    Imported lazily from ``convledger_conformance.projection_definitions``;
-    without the conformance package only the built-in folds resolve (PRJ-050).
-    """
-    try:
-        from convledger_conformance.projection_definitions import resolve
-    except ImportError:
-        builtin = BUILT_INS.get(name) if isinstance(name, str) else None
-        return None if builtin is None else builtin.fold
+    """WIR-018: the fold a definition names, from the table of named folds, or None."""
     return resolve(name, version)
 
 
@@ -177,78 +172,85 @@ def _definitions(args: dict[str, Any]) -> dict[str, Any]:
     return {"projections": [values.definition_in(item, resolve_fold) for item in given]}
 
 
-def _catch_up(store: LedgerStore, args: dict[str, Any]) -> object:
-    checkpoint = _extended(store).catch_up(
+def _catch_up(store: EveryOperation, args: dict[str, Any]) -> object:
+    checkpoint = store.catch_up(
         _conversation(args),
-        values.definition_in(args.get("definition"), resolve_fold),
+        values.definition_in(_member(args, "definition"), resolve_fold),  # type: ignore[arg-type]
         **_kwargs(args, ("maxEvents", "max_events")),
     )
     return values.checkpoint_out(checkpoint)
 
 
-def _import_conversation(store: LedgerStore, args: dict[str, Any]) -> object:
-    report = _extended(store).import_conversation(args.get("archive"), **_definitions(args))
+def _import_conversation(store: EveryOperation, args: dict[str, Any]) -> object:
+    report = store.import_conversation(_member(args, "archive"), **_definitions(args))
     return values.import_report_out(report)
 
 
-def _import_bundle(store: LedgerStore, args: dict[str, Any]) -> object:
-    report = _extended(store).import_bundle(args.get("bundle"), **_definitions(args))
+def _import_bundle(store: EveryOperation, args: dict[str, Any]) -> object:
+    report = store.import_bundle(_member(args, "bundle"), **_definitions(args))
     return values.import_report_out(report)
 
 
-OPERATIONS: Final[dict[str, Entry]] = {
-    "append": Entry(Capability.LEDGER, _append),
-    "read": Entry(Capability.LEDGER, _read),
-    "head": Entry(Capability.LEDGER, lambda s, a: s.head(_conversation(a))),
-    "exportConversation": Entry(
-        Capability.LEDGER, lambda s, a: s.export_conversation(_conversation(a))
+HANDLERS: Final[dict[str, Handler]] = {
+    "append": _append,
+    "read": _read,
+    "head": lambda s, a: s.head(_conversation(a)),
+    "exportConversation": lambda s, a: s.export_conversation(_conversation(a)),
+    "importConversation": _import_conversation,
+    "transition": _transition,
+    "loadRun": lambda s, a: values.run_out(s.load_run(_conversation(a), _member(a, "runId"))),
+    "listActiveRuns": lambda s, a: [
+        values.run_out(run) for run in s.list_active_runs(_conversation(a))
+    ],
+    "loadSnapshot": lambda s, a: values.snapshot_out(s.load_snapshot(_conversation(a))),
+    "scanRecoverable": _scan,
+    "purge": lambda s, a: s.purge(_conversation(a)).value,
+    "putSpill": _put_spill,
+    "getSpill": _get_spill,
+    "deleteSpill": _delete_spill,
+    "exportBundle": lambda s, a: s.export_bundle(_conversation(a)),
+    "importBundle": _import_bundle,
+    "search": _search,
+    "catchUp": _catch_up,
+    "loadCheckpoint": lambda s, a: values.checkpoint_out(
+        s.load_checkpoint(_conversation(a), _member(a, "name"))
     ),
-    "importConversation": Entry(Capability.LEDGER, _import_conversation),
-    "transition": Entry(Capability.TRANSITIONS, _transition),
-    "loadRun": Entry(
-        Capability.TRANSITIONS,
-        lambda s, a: values.run_out(s.load_run(_conversation(a), a.get("runId"))),  # type: ignore[arg-type]
-    ),
-    "listActiveRuns": Entry(
-        Capability.TRANSITIONS,
-        lambda s, a: [values.run_out(run) for run in s.list_active_runs(_conversation(a))],
-    ),
-    "loadSnapshot": Entry(
-        Capability.TRANSITIONS,
-        lambda s, a: values.snapshot_out(s.load_snapshot(_conversation(a))),
-    ),
-    "scanRecoverable": Entry(Capability.TRANSITIONS, _scan),
-    "purge": Entry(Capability.PURGE, lambda s, a: s.purge(_conversation(a)).value),
-    "putSpill": Entry(Capability.SPILLS, _put_spill),
-    "getSpill": Entry(Capability.SPILLS, _get_spill),
-    "deleteSpill": Entry(Capability.SPILLS, _delete_spill),
-    "exportBundle": Entry(
-        Capability.SPILLS, lambda s, a: _extended(s).export_bundle(_conversation(a))
-    ),
-    "importBundle": Entry(Capability.SPILLS, _import_bundle),
-    "search": Entry(Capability.SEARCH, _search),
-    "catchUp": Entry(Capability.PROJECTIONS, _catch_up),
-    "loadCheckpoint": Entry(
-        Capability.PROJECTIONS,
-        lambda s, a: values.checkpoint_out(
-            _extended(s).load_checkpoint(_conversation(a), a.get("name"))
-        ),
-    ),
-    "projectionStatus": Entry(
-        Capability.PROJECTIONS,
-        lambda s, a: values.status_out(
-            _extended(s).projection_status(_conversation(a), a.get("name"))
-        ),
+    "projectionStatus": lambda s, a: values.status_out(
+        s.projection_status(_conversation(a), _member(a, "name"))
     ),
 }
+"""How each request type decodes its arguments, calls the store and encodes the result."""
+
+SERVER_REQUESTS: Final = frozenset({"hello", "newStore", "reopen", "close", "capabilities"})
+"""The requests the server answers itself; ``reopen`` is capability ``persistence``'s."""
+
+
+def _operation_table() -> dict[str, Entry]:
+    """WIR-013: the capability table's operations the protocol carries, each with its handler."""
+    table = {
+        operation.name: Entry(capability, HANDLERS[operation.name])
+        for capability, operations in CAPABILITY_OPERATIONS.items()
+        for operation in operations
+        if operation.wire and operation.name not in SERVER_REQUESTS
+    }
+    if set(table) != set(HANDLERS):
+        raise AssertionError(f"handlers {sorted(set(HANDLERS) ^ set(table))} are not in the table")
+    return table
+
+
+OPERATIONS: Final[dict[str, Entry]] = _operation_table()
 """WIR-013, WIR-015 .. WIR-018: the store operations the protocol carries, by request type.
 
-``newStore``, ``reopen``, ``close`` and ``hello`` are handled by the server
-itself; ``reopen`` belongs to capability ``persistence``.
+Derived from :data:`convledger.capabilities.OPERATIONS`, the one capability
+table: every operation marked ``wire`` has a handler here, and
+``newStore``, ``reopen``, ``close``, ``capabilities`` and ``hello`` are
+handled by the server itself.
 """
 
 CARRIED: Final = frozenset(
-    {entry.capability for entry in OPERATIONS.values()} | {Capability.PERSISTENCE}
+    capability
+    for capability, operations in CAPABILITY_OPERATIONS.items()
+    if operations and all(operation.wire for operation in operations)
 )
 """WIR-021: the capabilities whose every operation the protocol carries."""
 
@@ -340,7 +342,7 @@ class WireServer:
                 "id": ident if _is_id(ident) else None,
                 "error": _refusal("a request is {id: uint, op: text, args?: map}", "WIR-004"),
             }
-        if args.get("authorize") is True:
+        if _member(args, "authorize") is True:
             args = {**args, "authorize": callback}
         try:
             value = self._dispatch(op, args)
@@ -403,7 +405,7 @@ class WireServer:
             return self._register(self._maker())
         store = self._store(args)
         if op == "reopen":
-            reopened = store.reopen()
+            reopened = cast(PersistentStore, unchecked(store)).reopen()
             self._stores.pop(args["store"], None)
             return self._register(reopened)
         if op == "close":
@@ -416,10 +418,11 @@ class WireServer:
             raise NotSupportedError(
                 f"the protocol carries no request {op!r}", requirement="WIR-007", capability=""
             )
-        return entry.handler(store, args)
+        # The store refuses an operation it does not declare itself (CAP-002).
+        return entry.handler(unchecked(store), args)
 
     def _hello(self, args: dict[str, Any]) -> object:
-        offered = args.get("protocol")
+        offered = _member(args, "protocol")
         if offered != PROTOCOL_VERSION:
             raise NotSupportedError(
                 f"protocol version {offered!r} is not {PROTOCOL_VERSION}",
@@ -446,7 +449,7 @@ class WireServer:
         return {"store": handle, "capabilities": declared_over_wire(store)}
 
     def _store(self, args: dict[str, Any]) -> LedgerStore:
-        handle = args.get("store")
+        handle = _member(args, "store")
         if not _is_id(handle) or handle not in self._stores:
             raise InvalidInputError(f"no open store has handle {handle!r}", requirement="WIR-020")
         return self._stores[handle]

@@ -1,4 +1,9 @@
-"""The projection definitions of the conformance suite, with folds known by name (WIR-018).
+"""The table of named folds (WIR-018): projection definitions whose fold is known by name.
+
+The table is normative (chapter ``wire.md``, WIR-018): a server in any
+language runs exactly these folds for these names. It lives in the reference,
+which serves it over the wire, and the conformance suite builds its
+definitions from it.
 
 A fold is code, so a definition cannot travel to a store in another process
 as it is: over the wire it travels as its data (name, version, state schema,
@@ -33,7 +38,8 @@ import attrs
 
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
-from convledger.projections import STATE_SLOTS, SUMMARY, ProjectionDefinition
+from convledger.projections.builtins import STATE_SLOTS, SUMMARY
+from convledger.projections.definition import ProjectionDefinition
 
 FoldCode = Callable[[JsonValue, Envelope, int], JsonValue]
 """A named fold: ``(state, envelope, version) -> state``."""
