@@ -78,11 +78,12 @@ OPERATIONS: Final[Mapping[Capability, tuple[Operation, ...]]] = {
     Capability.PERSISTENCE: _operations(("reopen", "reopen")),
     Capability.TRANSITIONS: _operations(
         ("transition", "transition"),
-        ("loadSnapshot", "load_snapshot"),
         ("loadRun", "load_run"),
         ("listActiveRuns", "list_active_runs"),
+        ("loadSnapshot", "load_snapshot"),
         ("scanRecoverable", "scan_recoverable"),
     ),
+    Capability.PURGE: _operations(("purge", "purge")),
     Capability.PROJECTIONS: _operations(
         ("catchUp", "catch_up"),
         ("loadCheckpoint", "load_checkpoint"),
@@ -96,7 +97,6 @@ OPERATIONS: Final[Mapping[Capability, tuple[Operation, ...]]] = {
         ("importBundle", "import_bundle"),
     ),
     Capability.SEARCH: _operations(("search", "search")),
-    Capability.PURGE: _operations(("purge", "purge")),
     Capability.FACT_ROWS: _operations(
         ("writeFactRows", "write_fact_rows"),
         ("childLinks", "child_links"),

@@ -5,11 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
-from convledger.projections import SUMMARY
-from convledger.runtime import Accept
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
-    STAMP,
     accepted,
     draft,
     drafts,
@@ -19,52 +16,31 @@ from convledger_conformance.checks._support import (
     refused,
     run_once,
 )
-from convledger_conformance.projection_model import extended
+from convledger_conformance.probes import probes
 from convledger_conformance.registry import CheckContext, check
 
-_ACCEPT = Accept("cap-key", "cap-input", "cap-run", "cap-answer", {"text": "x"})
+StoreCall = Callable[[LedgerStore], object]
 
-ABSENT_OPERATIONS: dict[Capability, tuple[tuple[str, Callable[[LedgerStore], object]], ...]] = {
-    Capability.PERSISTENCE: (("reopen", lambda store: store.reopen()),),
-    Capability.TRANSITIONS: (
-        ("transition", lambda store: store.transition(
-            "c", _ACCEPT, event_id="cap-event", occurred_at=STAMP)),
-        ("load_run", lambda store: store.load_run("c", "cap-run")),
-        ("list_active_runs", lambda store: store.list_active_runs("c")),
-        ("load_snapshot", lambda store: store.load_snapshot("c")),
-        ("scan_recoverable", lambda store: store.scan_recoverable()),
-    ),
-    Capability.PURGE: (("purge", lambda store: store.purge("c")),),
-    Capability.PROJECTIONS: (
-        ("catch_up", lambda store: extended(store).catch_up("c", SUMMARY)),
-        ("load_checkpoint", lambda store: extended(store).load_checkpoint("c", "n")),
-        ("projection_status", lambda store: extended(store).projection_status("c", "n")),
-    ),
-    Capability.SPILLS: (
-        ("put_spill", lambda store: extended(store).put_spill(
-            "c", b"x", media_type="text/plain", reference="cap-r",
-            operation={"operationId": "op", "authorization": {}},
-            event_id="cap-spill", occurred_at=STAMP)),
-        ("get_spill", lambda store: extended(store).get_spill(
-            "c", "cap-r", authorize=lambda _: True)),
-        ("delete_spill", lambda store: extended(store).delete_spill(
-            "c", "cap-r", event_id="cap-delete", occurred_at=STAMP)),
-        ("export_bundle", lambda store: extended(store).export_bundle("c")),
-        ("import_bundle", lambda store: extended(store).import_bundle(b"\xa0")),
-    ),
-    Capability.SEARCH: (
-        ("search", lambda store: extended(store).search("c", "word")),
-        ("search with a callback", lambda store: extended(store).search(
-            "c", "word", authorize=lambda _: True)),
-    ),
-}
-"""The operations of each optional capability the interface has today (CAP-002).
 
-Migration and multi_process are properties of opening a file, not
-operations; the chapters still to come add their operations here as the
-interface grows. The import
-of a ``runtime`` companion without capability transitions is refused too
-(TRN-109, checked in :mod:`convledger_conformance.checks.transitions`).
+def _on_c(call: Callable[[LedgerStore, str], object]) -> StoreCall:
+    return lambda store: call(store, "c")
+
+
+def _absent_operations() -> dict[Capability, tuple[tuple[str, StoreCall], ...]]:
+    found: dict[Capability, list[tuple[str, StoreCall]]] = {}
+    for capability, label, call in probes():
+        found.setdefault(capability, []).append((label, _on_c(call)))
+    return {capability: tuple(calls) for capability, calls in found.items()}
+
+
+ABSENT_OPERATIONS: dict[Capability, tuple[tuple[str, StoreCall], ...]] = _absent_operations()
+"""The probes of every optional capability's operations (CAP-002), on conversation ``c``.
+
+Derived from the capability table through :mod:`convledger_conformance.probes`.
+Migration and multi_process are properties of opening and sharing a store,
+not operations. The import of a ``runtime`` companion without capability
+transitions is refused too (TRN-109, checked in
+:mod:`convledger_conformance.checks.transitions`).
 """
 
 
