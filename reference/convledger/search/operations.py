@@ -80,6 +80,7 @@ class SearchOperations:
                 "authorize must be None or a callable", requirement="SRC-011",
                 field="authorize",
             )
+        # SRC-024: every refusal above comes before the callback; a search writes nothing.
         allowed = _allowed(authorize, requester)
         return tuple(self._search(requester, words, chosen, limit, allowed))
 

@@ -187,6 +187,7 @@ def _catch_up(store: LedgerStore, args: dict[str, Any]) -> object:
 
 
 def _import_conversation(store: LedgerStore, args: dict[str, Any]) -> object:
+    # WIR-014: the archive as it came; a store refuses anything but bytes (ARC-003).
     report = _extended(store).import_conversation(args.get("archive"), **_definitions(args))
     return values.import_report_out(report)
 
@@ -434,7 +435,7 @@ class WireServer:
             probe.close()
         return {
             "protocol": PROTOCOL_VERSION,
-            "spec": convledger.SPEC_VERSION,
+            "spec": convledger.SPEC_VERSION,  # WIR-022: the registry is this version's kinds.json
             "server": self._name,
             "capabilities": declared,
             "operations": sorted(OPERATIONS),
