@@ -136,7 +136,7 @@ class WireConnection:
         """
         if self._calling_back == threading.get_ident():
             raise WireProtocolError(f"{op}: a callback called the store (WIR-034)")
-        with self._lock:
+        with self._lock:  # WIR-024: one request at a time, its reply awaited
             if self._broken is not None:
                 raise ServerExitedError(f"the server is unusable: {self._broken}")
             ident = self._next_id

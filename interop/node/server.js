@@ -137,7 +137,7 @@ function decodeFrame(body) {
   return value;
 }
 
-// Integers within the safe range are numbers; beyond it BigInts, which no JSON value holds.
+// WIR-010: integers within the safe range are numbers; beyond it BigInts, which no JSON value holds.
 function integer(big) {
   return big >= -BigInt(MAX_SAFE) && big <= BigInt(MAX_SAFE) ? Number(big) : big;
 }
@@ -461,7 +461,7 @@ class MemoryStore {
 
   importConversation(args) {
     const data = args.archive;
-    if (!Buffer.isBuffer(data)) throw invalid('an archive is bytes', 'ARC-003', 'archive');
+    if (!Buffer.isBuffer(data)) throw invalid('an archive is bytes', 'ARC-003', 'archive'); // WIR-014
     let text;
     let document;
     try {
@@ -590,11 +590,12 @@ class Server {
 
 function main() {
   const argv = process.argv.slice(2);
+  // WIR-022: the registry is kinds.json of the spec version hello announces.
   const at = argv.indexOf('--kinds');
   const kinds = at >= 0 ? argv[at + 1] : path.join(__dirname, '..', '..', 'spec', 'schemas', 'kinds.json');
   const server = new Server(loadRegistry(kinds));
   let pending = Buffer.alloc(0);
-  const reply = (message) => {
+  const reply = (message) => { // WIR-023: frames only on stdout
     const body = encode(message);
     const length = Buffer.alloc(4); length.writeUInt32BE(body.length);
     process.stdout.write(Buffer.concat([length, body]));

@@ -289,7 +289,7 @@ def _check_event(
     else:
         seen[envelope.event_id] = index + 1
     try:
-        if admit(envelope, registry) is Verdict.ACCEPTED:
+        if admit(envelope, registry) is Verdict.ACCEPTED:  # RPL-005: import passes the gate
             registry.check_payload(envelope.kind, envelope.schema_version, envelope.payload)
     except ReplayRefusedError as error:
         problems.append(Problem(error, where + "/kind"))

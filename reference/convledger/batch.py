@@ -38,6 +38,7 @@ def validated_batch(
     append path of every store calls this, so they cannot disagree.
     """
     check_identifier(conversation_id, "conversationId", "ENV-005")
+    # LED-004: any refusal here refuses the whole batch before the store is touched.
     # _detached encodes each payload once; that encoding is also its ENV-009 check.
     batch = tuple(_detached(validate_draft_fields(draft)) for draft in _as_batch(drafts))
     for draft in batch:

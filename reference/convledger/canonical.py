@@ -239,7 +239,7 @@ def decode(data: bytes) -> object:
 
     Refuses a BOM, invalid UTF-8, duplicate member names, lone surrogates,
     non-finite numbers and integer literals that no double holds exactly.
-    Decoding does NOT check that ``data`` is canonical; compare
+    Decoding does NOT check that ``data`` is canonical (CAN-014); compare
     ``encode(decode(data)) == data`` for that (ARC-003).
     """
     if data.startswith(BOM):

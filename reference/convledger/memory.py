@@ -93,6 +93,7 @@ class MemoryStore(
         self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
     ) -> tuple[Envelope, ...]:
         with self._lock:
+            # LED-004, ERR-004: every refusal is raised by _placed, before _commit stores anything.
             placed = self._placed(conversation_id, drafts, expected_head)
             self._commit(conversation_id, placed)
         return tuple(_copied_envelope(envelope) for envelope in placed)
@@ -107,7 +108,7 @@ class MemoryStore(
             raise ConflictError(
                 f"expected head {expected_head}, the ledger is at {head}",
                 requirement="LED-005",
-                actual=head,
+                actual=head,  # ERR-005: the head the store actually holds
             )
         for draft in drafts:
             if draft.event_id in self._event_ids:
@@ -117,6 +118,7 @@ class MemoryStore(
                     identity=draft.event_id,
                 )
         refuse_live_spill_events(self._spills.get(conversation_id, {}), drafts)
+        # LED-002: seqs are head+1.., in the order of the drafts.
         return tuple(
             Envelope.from_draft(draft, conversation_id, head + offset)
             for offset, draft in enumerate(drafts, start=1)
@@ -127,7 +129,7 @@ class MemoryStore(
         self._event_ids.update(envelope.event_id for envelope in placed)
 
     def _refuse_purged(self, conversation_id: str) -> None:
-        """TRN-092: a purged conversation takes nothing more, forever."""
+        """TRN-092: a purged conversation takes nothing more, forever (TRN-095: lock held)."""
         if conversation_id in self._purged:
             raise PurgedError(
                 f"conversation {conversation_id!r} was purged",
@@ -169,7 +171,7 @@ class MemoryStore(
                 for (owner, name) in self._checkpoints
                 if owner == conversation_id
             ]
-            live = self._spills.get(conversation_id, {})
+            live = self._spills.get(conversation_id, {})  # SPL-044: under the same lock
             companions = companions_of(
                 companions_for(self._runtime.get(conversation_id)),
                 [c for c in checkpoints if c is not None],
@@ -195,6 +197,7 @@ class MemoryStore(
                         identity=envelope.event_id,
                     )
             state = runtime_of(archive.conversation_id, archive.companions)
+            # ARC-013: every refusal above comes before the first write; ARC-016: events as decoded.
             self._ledgers[archive.conversation_id] = list(archive.events)
             self._event_ids.update(envelope.event_id for envelope in archive.events)
             if state is not None:
@@ -273,12 +276,13 @@ class MemoryStore(
                 raise ConflictError(
                     f"conversation {conversation_id!r} has active runs", requirement="TRN-091"
                 )
+            # TRN-094: everything of the conversation goes, so reads answer as if it never existed.
             for envelope in self._ledgers.pop(conversation_id, []):
-                self._event_ids.discard(envelope.event_id)
+                self._event_ids.discard(envelope.event_id)  # TRN-096: free to be accepted again
             self._runtime.pop(conversation_id, None)
             for key in [key for key in self._checkpoints if key[0] == conversation_id]:
                 del self._checkpoints[key]  # TRN-093: the rows kept beside the ledger go too
-            self._spills.pop(conversation_id, None)
+            self._spills.pop(conversation_id, None)  # SPL-032: the spill objects go too
             schedules = ("schedules", conversation_id)
             for side in [side for side in self._side_rows if side[:2] == schedules]:
                 del self._side_rows[side]  # child links outlive the purge (SQL-068)
@@ -326,13 +330,14 @@ class MemoryStore(
     ) -> Checkpoint:
         """PRJ-011 .. PRJ-013: read, fold and store under one lock, only forward."""
         with self._lock:
-            self._refuse_purged(conversation_id)
+            self._refuse_purged(conversation_id)  # PRJ-016
             ledger = self._ledgers.get(conversation_id, [])
             stored = self._checkpoint(conversation_id, definition.name)
 
             def read(from_seq: int, limit: int) -> Sequence[Envelope]:
                 return [_copied_envelope(e) for e in ledger[from_seq - 1 : from_seq - 1 + limit]]
 
+            # PRJ-032: advance raises before anything is stored; the checkpoint stays.
             result = advance(definition, self._registry, stored, read, len(ledger), max_events)
             if should_store(stored, result):
                 self._probe("checkpoint")

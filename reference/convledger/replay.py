@@ -1,7 +1,7 @@
 """The replay gate (chapter ``replay.md``, ids RPL-*).
 
 Every reader that interprets envelopes (a fold, an import, a recovery) passes
-them through :func:`admit` first. The decision belongs to the producer: an
+them through :func:`admit` first (RPL-005). The decision belongs to the producer: an
 event the reader does not know is skipped only when its envelope says
 ``ignorable: true``; otherwise the reader stops and says exactly which event it
 could not read (RPL-003). Nothing here guesses.

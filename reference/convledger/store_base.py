@@ -171,6 +171,7 @@ class StoreBase(abc.ABC):
     ) -> ImportReport:
         """The checks that need the store (capabilities, definitions), then ``_import``."""
         if COMPANION in decoded.companions and Capability.TRANSITIONS not in self.declared:
+            # TRN-109: a runtime companion needs capability transitions.
             raise not_supported(Capability.TRANSITIONS, "import of a runtime companion")
         if projection_companion.COMPANION in decoded.companions:
             self._require(Capability.PROJECTIONS, "import of a projections companion")
@@ -199,6 +200,7 @@ class StoreBase(abc.ABC):
 
     # -- primitives each store implements atomically -----------------------------
 
+    # LED-002, LED-003, LED-004, LED-005: see the contract of ``_append`` in the module docstring.
     @abc.abstractmethod
     def _append(
         self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None

@@ -129,7 +129,7 @@ class Host(ChildFacts, ScheduleFacts):
             return self.finish(conversation_id, run, end_reason)
         known = self.known_bodies(conversation_id)
         produced: list[object] = []
-        for step in range(self.max_steps):
+        for step in range(self.max_steps):  # PRV-002: stepNumber 0, 1, ...
             history = self.history(conversation_id, run)
             reply, run = self._step(
                 conversation_id, run, step, instructions, [*history, *produced], known
@@ -156,7 +156,7 @@ class Host(ChildFacts, ScheduleFacts):
         shas = [message_sha(form) for form in forms]
         instructions_hash = instructions_sha(instructions)
         identity: dict[str, JsonValue] = {"runId": run.run_id, "stepNumber": step}
-        for attempt in range(1, self.max_attempts + 1):
+        for attempt in range(1, self.max_attempts + 1):  # PRV-002: attempts 1..k
             facts: list[tuple[str, JsonValue]] = []
             for sha, form in zip(shas, forms, strict=True):
                 if sha not in known:
@@ -186,6 +186,7 @@ class Host(ChildFacts, ScheduleFacts):
             response: dict[str, JsonValue] = {"id": reply.id}
             if reply.provider is not None:
                 response["provider"] = reply.provider
+            # PRV-011: one response per (runId, attempt, stepNumber), only for a completed attempt.
             self.append(conversation_id, ("provider/response", {
                 **identity, "attempt": attempt, "response": response,
             }))

@@ -81,6 +81,7 @@ def starting_point(definition: ProjectionDefinition, stored: Checkpoint | None) 
 
 def fresh(state: JsonValue) -> JsonValue:
     """A copy of ``state`` that shares nothing with it (folds may change state in place)."""
+    # PRJ-003: catch-up hands a fold this private copy, never a state anyone else holds.
     return cast(JsonValue, canonical.decode(canonical.encode(state)))
 
 

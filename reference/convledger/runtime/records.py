@@ -74,7 +74,7 @@ RESERVED_REASONS = frozenset({"absorbed", "abandoned"})
 
 
 class MessageRole(enum.Enum):
-    """Who a history message speaks for (TRN-011)."""
+    """Who a history message speaks for (TRN-011, TRN-018)."""
 
     USER = "user"
     ASSISTANT = "assistant"
@@ -82,7 +82,7 @@ class MessageRole(enum.Enum):
 
 
 class MessageStatus(enum.Enum):
-    """The life of a message (TRN-011): user and summary messages are always final."""
+    """The life of a message (TRN-011, TRN-018): user and summary messages are always final."""
 
     PENDING = "pending"
     DRAFT = "draft"

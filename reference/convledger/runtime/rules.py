@@ -54,11 +54,12 @@ from convledger.runtime.view import (
 
 def decide(view: RuntimeView, conversation_id: str, transition: Transition, at: str) -> Decision:
     """Apply one validated transition to the state ``view`` shows, at time ``at``."""
+    # TRN-019: every record time is ``at``, the transition's occurredAt text, never a clock.
     if isinstance(transition, Accept):
         return _accept(view, conversation_id, transition, at)
     head = view.head()
     if head is None:
-        return Decision(Status.NOT_FOUND, 0)  # TRN-001: nothing to act on yet
+        return Decision(Status.NOT_FOUND, 0)  # TRN-001, TRN-070: nothing to act on yet
     if isinstance(transition, Compact):
         return _compact(view, head, transition, at)
     run = view.run(transition.run_id)
@@ -92,6 +93,7 @@ def _accept(view: RuntimeView, conversation_id: str, accept: Accept, at: str) ->
             updated_at=at,
         )
     else:
+        # TRN-016, TRN-017: revision 0, fencingToken 0, the next ordinal, not placed.
         run = Run(
             run_id=accept.run_id,
             conversation_id=conversation_id,
@@ -121,6 +123,7 @@ def _accept(view: RuntimeView, conversation_id: str, accept: Accept, at: str) ->
         admitted_at=at,
         message=accept.message,
     )
+    # TRN-025: the head starts at version 1 (_applied); no message is placed.
     admitted = Admitted(accept.input_id, run.run_id, run.assistant_message_id)
     return _applied(conversation_id, version, (run, admission), run=run, admitted=admitted)
 
@@ -156,11 +159,12 @@ def _identity(field: str, why: str) -> InvalidInputError:
 
 
 def _acquire(view: RuntimeView, head: Head, run: Run, acquire: Acquire, at: str) -> Decision:
-    if run.state is not RunState.QUEUED:
+    if run.state is not RunState.QUEUED:  # TRN-030
         return Decision(Status.CONFLICT, head.version, run=run)
     for other in view.active_runs():  # TRN-031: causal order
         if other.state.owned or (other.state is RunState.QUEUED and other.ordinal < run.ordinal):
             return Decision(Status.CONFLICT, head.version, run=run)
+    # TRN-033: running, owned, revision and fencingToken raised by 1 each.
     acquired = attrs.evolve(
         run,
         state=RunState.RUNNING,
@@ -226,6 +230,7 @@ def _checkpoint(view: RuntimeView, head: Head, run: Run, step: Checkpoint, at: s
     if not _fence_holds(run, step.fence):
         return Decision(Status.CONFLICT, head.version, run=run)
     summary = summarize_draft(step.draft)
+    # TRN-043: the run's checkpoint and revision + 1; its answer becomes the draft.
     changed = attrs.evolve(run, checkpoint=summary, revision=run.revision + 1, updated_at=at)
     answer = _answer(view, run)
     # a replay knows the summary only, never the draft's body (TRN-041)
@@ -249,14 +254,16 @@ def _terminal(view: RuntimeView, head: Head, run: Run, end: Terminal, at: str) -
     others = [view.run(run_id) for run_id in end.absorb_run_ids]
     if any(other is None for other in others):  # TRN-009: not_found comes before conflict
         return Decision(Status.NOT_FOUND, head.version, run=run)
-    if not _fence_holds(run, end.fence):
+    if not _fence_holds(run, end.fence):  # TRN-060
         return Decision(Status.CONFLICT, head.version, run=run)
     absorbed: list[Record] = []
     for other in others:  # TRN-064: queued, never taken, later in causal order
         assert other is not None
         if other.state is not RunState.QUEUED or other.fencing_token or other.ordinal < run.ordinal:
             return Decision(Status.CONFLICT, head.version, run=run)
+        # TRN-065: superseded, absorbed into this run, revision + 1, no message placed.
         absorbed.append(_ended(other, "absorbed", at, absorbed_into=run.run_id))
+    # TRN-063: the state by TRN-013, the owner lets go, the answer final.
     ended = _ended(run, end.reason, at, policy=end.policy)
     answer = attrs.evolve(
         _answer(view, run),
@@ -265,7 +272,7 @@ def _terminal(view: RuntimeView, head: Head, run: Run, end: Terminal, at: str) -
         draft=None,
         updated_at=at,
     )
-    writes = (ended, answer, *absorbed)
+    writes = (ended, answer, *absorbed)  # TRN-066: one decision, one event, all or none
     return _applied(run.conversation_id, head.version, writes, run=ended)
 
 
@@ -312,7 +319,7 @@ def _interrupt(view: RuntimeView, head: Head, run: Run, step: Interrupt, at: str
 
 
 def _recover(view: RuntimeView, head: Head, run: Run, step: Recover, at: str) -> Decision:
-    if not run.state.owned or run.revision != step.revision:
+    if not run.state.owned or run.revision != step.revision:  # TRN-053
         return Decision(Status.CONFLICT, head.version, run=run)
     if step.action == "requeue":  # TRN-054: validate() demanded replaySafe evidence
         requeued = attrs.evolve(
@@ -369,7 +376,7 @@ def _compact(view: RuntimeView, head: Head, compact: Compact, at: str) -> Decisi
         conversation_id=head.conversation_id,
     )
     retired = tuple(attrs.evolve(item, active=False, updated_at=at) for item in covered)
-    return _applied(head.conversation_id, head.version, (*retired, summary))
+    return _applied(head.conversation_id, head.version, (*retired, summary))  # TRN-075: no run
 
 
 def _range(field: str, why: str) -> InvalidInputError:

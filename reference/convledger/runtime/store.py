@@ -105,6 +105,7 @@ class TransitionsBase(StoreBase):
         self._require(Capability.TRANSITIONS, "transition")
         check_identifier(conversation_id, "conversationId", "ENV-005")
         checked = validate(transition)
+        # TRN-005: the event carries the caller's eventId and occurredAt, checked as chapter ENV.
         draft = EventDraft(
             event_id=check_identifier(event_id, "eventId", "ENV-004"),
             kind=TRANSITION_KIND,
@@ -163,7 +164,7 @@ class TransitionsBase(StoreBase):
                 field="limit",
             )
         found = tuple(self._scan_recoverable(after, limit + 1))
-        if len(found) > limit:
+        if len(found) > limit:  # TRN-084: next exactly when one more recoverable run follows
             return RecoveryPage(found[:limit], RecoveryCursor.after(found[limit - 1]))
         return RecoveryPage(found)
 

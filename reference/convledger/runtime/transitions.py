@@ -290,7 +290,7 @@ def validate(transition: object) -> Transition:
         case Recover():
             _ids(transition, "run_id")
             _natural(transition.revision, "revision")
-            if transition.action not in RECOVER_ACTIONS:
+            if transition.action not in RECOVER_ACTIONS:  # TRN-053
                 raise _invalid("action", f"action must be one of {sorted(RECOVER_ACTIONS)}")
             evidence = _object(transition.evidence, "evidence")
             if transition.action == "requeue" and evidence.get("replaySafe") is not True:

@@ -85,6 +85,7 @@ class SearchBase(StoreBase):
                 "authorize must be None or a callable", requirement="SRC-011",
                 field="authorize",
             )
+        # SRC-024: every refusal above comes before the callback; a search writes nothing.
         allowed = allowed_by(authorize, requester)
         return tuple(self._search(requester, words, chosen, limit, allowed))
 

@@ -41,7 +41,7 @@ def encode_bundle(archive_bytes: bytes, objects: Mapping[str, bytes]) -> bytes:
         "formatVersion": FORMAT_VERSION,
         "objects": [[reference, data] for reference, data in ordered],
     }
-    return cbor2.dumps(document, canonical=True)
+    return cbor2.dumps(document, canonical=True)  # SPL-052: the same bytes on re-export
 
 
 def decode_bundle(data: object, registry: KindRegistry) -> Archive:

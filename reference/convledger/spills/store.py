@@ -155,7 +155,7 @@ class SpillsBase(StoreBase):
                 requirement="SPL-021",
             )
         metadata, body = found
-        granted(callback, metadata.descriptor)
+        granted(callback, metadata.descriptor)  # SPL-023: asked before the bytes are checked
         if len(body) != metadata.size or digest(body) != metadata.sha256:
             raise IntegrityError(
                 f"spill {reference!r} does not match its recorded size and sha256",

@@ -54,6 +54,7 @@ NEXT_CONVERSATION = (
 COUNT_EVENTS = "SELECT count(*), max(seq) FROM events WHERE conversation_id = ?"
 """Inspection: how many events one conversation has, and its head."""
 
+# SQL-067: search_rowid is above every rowid events_fts holds when the event is inserted.
 INSERT_EVENT = (
     f"INSERT INTO events ({_COLUMNS}, search_rowid)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(rowid), 0) + 1 FROM events_fts))"

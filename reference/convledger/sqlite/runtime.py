@@ -39,7 +39,7 @@ PURGE_TABLES = (
     ("admissions", "conversation_id"),
     ("messages", "conversation_id"),
     ("projections", "conversation_id"),
-    ("spills", "conversation_id"),
+    ("spills", "conversation_id"),  # SPL-032
     ("schedules", "conversation_id"),
 )
 """SQL-056: every row a purge deletes, by table and the column naming the conversation."""
@@ -51,7 +51,7 @@ def is_purged(connection: sqlite3.Connection, conversation_id: str) -> bool:
 
 
 def refuse_purged(connection: sqlite3.Connection, conversation_id: str) -> None:
-    """SQL-052, TRN-092: read the tombstone inside the write transaction; refuse when present."""
+    """SQL-052, TRN-092, TRN-095: the tombstone, read inside the write transaction."""
     if connection.execute(sql.PURGED, (conversation_id,)).fetchone() is not None:
         raise PurgedError(
             f"conversation {conversation_id!r} was purged",
@@ -180,6 +180,7 @@ def purge(connection: sqlite3.Connection, conversation_id: str, purged_at: str) 
         raise ConflictError(
             f"conversation {conversation_id!r} has active runs", requirement="TRN-091"
         )
+    # TRN-094: reads then answer as if it never existed; TRN-096: its eventIds are free again.
     for table, column in PURGE_TABLES:
         connection.execute(f"DELETE FROM {table} WHERE {column} = ?", (conversation_id,))
     connection.execute(

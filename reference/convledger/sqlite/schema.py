@@ -260,6 +260,7 @@ V2_RUNTIME: tuple[SchemaObject, ...] = (
         "CREATE INDEX runs_recoverable ON runs (conversation_id, ordinal)"
         " WHERE state IN ('running', 'interrupt_requested')",
     ),
+    # SQL-057: runs_by_assistant, admissions_by_ordinal, admissions_by_input, messages_active.
     _index(
         "runs_by_assistant",
         "CREATE INDEX runs_by_assistant ON runs"
@@ -305,6 +306,7 @@ FTS_SHADOW_TABLES = (
 )
 """The tables FTS5 keeps for ``events_fts``; every one must exist (SQL-018)."""
 
+# SRC-004: every writer of events (migration's baseline too) is indexed; a purge unindexes.
 FTS_TRIGGERS: tuple[SchemaObject, ...] = (
     _trigger(
         "events_fts_after_insert",

@@ -129,6 +129,7 @@ def search(
     allowed: Allowed,
 ) -> list[Hit]:
     """SRC-010 .. SRC-013: own hits first, then authorized others, ``limit`` in all."""
+    # SRC-013: the requester's own hits first; others only fill the rest of the page.
     hits = hits_of(connection, requester, words, limit)
     if len(hits) >= limit:
         return hits

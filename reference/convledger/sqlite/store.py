@@ -90,6 +90,7 @@ _RUNTIME = frozenset(
         Capability.FACT_ROWS,
     }
 )
+# SQL-048: persistence, migration and multi_process on a file, never on :memory:.
 FILE_CAPABILITIES = _RUNTIME | frozenset(
     {Capability.LEDGER, Capability.PERSISTENCE, Capability.MIGRATION, Capability.MULTI_PROCESS}
 )
@@ -260,6 +261,7 @@ class SqliteStore(
     def _append(
         self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
     ) -> tuple[Envelope, ...]:
+        # LED-004, ERR-004: one write transaction; a refusal rolls back all of it.
         with self._transaction("append", write=True) as connection:
             return _append_checked(connection, conversation_id, drafts, expected_head)
 
@@ -306,7 +308,7 @@ class SqliteStore(
         """SQL-045, TRN-107: events and every companion in one read transaction."""
         with self._transaction("export", write=False) as connection:
             events = rows.export_events(connection, conversation_id)
-            return events, _companions(connection, conversation_id)
+            return events, _companions(connection, conversation_id)  # SPL-044: same snapshot
 
     def _export_bundle_contents(
         self, conversation_id: str
@@ -319,6 +321,7 @@ class SqliteStore(
 
     def _import(self, archive: Archive) -> None:
         state = runtime_of(archive.conversation_id, archive.companions)
+        # ARC-013: one write transaction; a refusal rolls back all of it.
         with self._transaction("import", write=True) as connection:
             runtime.refuse_purged(connection, archive.conversation_id)  # SQL-052
             head = rows.head_of(connection, archive.conversation_id)
@@ -337,7 +340,7 @@ class SqliteStore(
                     requirement="ARC-010",
                     identity=stored,
                 )
-            rows.insert_events(connection, archive.events)
+            rows.insert_events(connection, archive.events)  # ARC-016: every member as decoded
             if state is not None:  # TRN-105: the companion's rows, in the same transaction
                 runtime.write_state(connection, state, _last_runtime_time(archive.events))
             _import_companions(connection, archive, self._settings.clock())
@@ -384,8 +387,9 @@ class SqliteStore(
     ) -> Checkpoint:
         """SQL-060: read, fold and write the checkpoint in one write transaction."""
         updated_at = self._settings.clock()
+        # PRJ-032: a refused or failed catch-up rolls back, so the checkpoint stays.
         with self._transaction("catch_up", write=True) as connection:
-            runtime.refuse_purged(connection, conversation_id)
+            runtime.refuse_purged(connection, conversation_id)  # PRJ-016
             return side.catch_up(
                 connection, conversation_id, definition, self.registry, max_events,
                 updated_at, self._probe,
@@ -524,7 +528,7 @@ def _append_checked(
         raise ConflictError(
             f"expected head {expected_head}, the ledger is at {head}",
             requirement="LED-005",
-            actual=head,
+            actual=head,  # ERR-005: the head the store actually holds
         )
     stored = rows.first_stored_event_id(connection, (draft.event_id for draft in drafts))
     if stored is not None:
@@ -532,6 +536,7 @@ def _append_checked(
             f"eventId {stored!r} already exists", requirement="LED-003", identity=stored
         )
     side.refuse_live_spill_events(connection, conversation_id, drafts)
+    # LED-002: seqs are head+1.., in the order of the drafts.
     placed = tuple(
         Envelope.from_draft(draft, conversation_id, head + offset)
         for offset, draft in enumerate(drafts, start=1)

@@ -133,4 +133,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"serve-wire: cannot load the store: {error}", file=sys.stderr)
         return EXIT_REFUSED
     sys.stdout.flush()
+    # WIR-023: frames only on standard output; diagnostics go to standard error.
     return WireServer(maker).serve(sys.stdin.buffer, sys.stdout.buffer)

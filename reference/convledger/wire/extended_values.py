@@ -122,6 +122,7 @@ def definition_in(value: object, resolve: Callable[[object, object], object]) ->
         # an unhashable member stays a list: refused by the definition's own check
         with contextlib.suppress(TypeError):
             kinds = frozenset(tuple(pair) for pair in kinds)
+    # PRJ-004: the fold by its name; an unknown name is refused with invalid_input.
     return ProjectionDefinition(
         name=value["name"],
         version=value["version"],

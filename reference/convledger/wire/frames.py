@@ -49,7 +49,7 @@ def decode_body(body: bytes) -> dict[str, Any]:
     if end != len(body):
         raise FrameError("the frame holds bytes after its CBOR value")
     try:
-        value = cbor2.loads(body)
+        value = cbor2.loads(body)  # WIR-010: integers (bignums too) keep their exact value
     except Exception as error:  # cbor2 raises several types for malformed input
         raise FrameError(f"the frame is not well-formed CBOR: {error}") from error
     if not isinstance(value, dict):

@@ -182,6 +182,7 @@ def _catch_up(store: EveryOperation, args: dict[str, Any]) -> object:
 
 
 def _import_conversation(store: EveryOperation, args: dict[str, Any]) -> object:
+    # WIR-014: the archive as it came; a store refuses anything but bytes (ARC-003).
     report = store.import_conversation(_member(args, "archive"), **_definitions(args))
     return values.import_report_out(report)
 
@@ -437,7 +438,7 @@ class WireServer:
             probe.close()
         return {
             "protocol": PROTOCOL_VERSION,
-            "spec": convledger.SPEC_VERSION,
+            "spec": convledger.SPEC_VERSION,  # WIR-022: the registry is this version's kinds.json
             "server": self._name,
             "capabilities": declared,
             "operations": sorted(OPERATIONS),
