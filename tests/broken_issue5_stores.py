@@ -223,9 +223,9 @@ class InjectsQuerySyntax(SqliteStore):
 
 
 def _stored(checkpoint: Checkpoint) -> tuple[int, int, bytes]:
-    from convledger.fast import canonical as fast_canonical
+    from convledger import codec
 
-    return checkpoint.version, checkpoint.upto_seq, fast_canonical.encode(checkpoint.state)
+    return checkpoint.version, checkpoint.upto_seq, codec.encode(checkpoint.state)
 
 
 def _memory(cls: type[MemoryStore]) -> Callable[[], StoreBase]:

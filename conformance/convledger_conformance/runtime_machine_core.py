@@ -21,9 +21,9 @@ from typing import ClassVar, TypeVar
 
 from hypothesis.stateful import RuleBasedStateMachine, invariant
 
+from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
-from convledger.fast import canonical
 from convledger.runtime import Fence, RecoveryCursor, Run, comparable, rebuild
 from convledger.runtime.records import Message
 from convledger.store import LedgerStore

@@ -14,9 +14,9 @@ from functools import partial
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
+from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.envelope import EventDraft
-from convledger.fast import canonical
 from convledger.runtime import Accept
 from convledger.runtime.view import Status
 from convledger_conformance.runtime_machine_core import RuntimeMachineCore

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
+from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.envelope import EventDraft, check_identifier, check_occurred_at
 from convledger.errors import InvalidInputError
-from convledger.fast import canonical
 from convledger.kinds import KindRegistry, default_registry
 from convledger.runtime import (
     REASON_STATE,

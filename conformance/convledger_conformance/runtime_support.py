@@ -14,10 +14,10 @@ from typing import NoReturn
 import attrs
 from hypothesis import strategies as st
 
+from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.errors import LedgerError
-from convledger.fast import canonical
 from convledger.runtime import RuntimeState
 from convledger.runtime.transitions import Transition
 from convledger.store import LedgerStore

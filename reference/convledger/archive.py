@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from convledger import canonical
+from convledger import canonical, codec
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, from_wire
 from convledger.errors import (
@@ -35,7 +35,6 @@ from convledger.errors import (
     NotSupportedError,
     ReplayRefusedError,
 )
-from convledger.fast import canonical as fast_canonical
 from convledger.kinds import KindRegistry
 from convledger.projections.companion import projection_problems
 from convledger.replay import Verdict, admit
@@ -81,7 +80,7 @@ class Problem:
 
 def encode_archive(archive: Archive) -> bytes:
     """The canonical bytes of an archive (ARC-001, ARC-004)."""
-    return fast_canonical.encode(
+    return codec.encode(
         {
             "format": FORMAT,
             "formatVersion": FORMAT_VERSION,
@@ -127,7 +126,7 @@ def inspect_archive(
             # else can be judged (ARC-002).
             return None, [unsupported]
     problems: list[Problem] = []
-    if fast_canonical.encode(document) != data:
+    if codec.encode(document) != data:
         problems.append(
             Problem(
                 InvalidInputError(

@@ -18,10 +18,9 @@ from collections.abc import Sequence
 
 import attrs
 
+from convledger import codec
 from convledger.envelope import EventDraft, check_identifier, validate_draft_fields
 from convledger.errors import CanonicalJsonError, DuplicateError, InvalidInputError
-from convledger.fast import canonical as fast_canonical
-from convledger.fast.decode import decode_stored
 from convledger.kinds import KindRegistry
 from convledger.store_interface import MAX_BATCH
 
@@ -72,9 +71,9 @@ def _detached(draft: EventDraft) -> EventDraft:
     implementation could not decode again is refused before it is stored.
     """
     try:
-        # decode_stored reads canonical text exactly as canonical.decode does (proven in
-        # tests/test_fast_decode.py), and the encoder just wrote canonical text.
-        payload = decode_stored(fast_canonical.encode(draft.payload).decode("utf-8"))
+        # codec.decode_stored reads canonical text exactly as canonical.decode does (the
+        # fast one is proven in tests/test_fast_decode.py), and the encoder just wrote it.
+        payload = codec.decode_stored(codec.encode(draft.payload).decode("utf-8"))
     except CanonicalJsonError as error:
         raise InvalidInputError(
             f"payload is not canonical JSON or cannot be read back: {error.message}",

@@ -22,10 +22,9 @@ from collections.abc import Mapping
 
 import attrs
 
-from convledger import canonical
+from convledger import canonical, codec
 from convledger.canonical import JsonValue
 from convledger.errors import CanonicalJsonError, InvalidInputError
-from convledger.fast import canonical as fast_canonical
 
 WIRE_FIELDS = (
     "schemaVersion",
@@ -175,7 +174,7 @@ def validate_draft(draft: object) -> EventDraft:
     """Check a draft before the store places it (ENV-003, ENV-004, ENV-007 .. ENV-010)."""
     checked = validate_draft_fields(draft)
     try:
-        fast_canonical.encode(checked.payload)
+        codec.encode(checked.payload)
     except CanonicalJsonError as error:
         raise InvalidInputError(
             f"payload is not canonical JSON: {error.message}", requirement="ENV-009",

@@ -20,13 +20,13 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from convledger import codec
 from convledger.archive import Archive
 from convledger.canonical import JsonValue
 from convledger.canonical import decode as decode_json
 from convledger.capabilities import Capability
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import ConflictError, DuplicateError, InvalidInputError, PurgedError
-from convledger.fast import canonical as fast_canonical
 from convledger.host.rows import ChildLink, FactRow
 from convledger.host.store import FactRowsBase
 from convledger.kinds import KindRegistry
@@ -436,7 +436,7 @@ def refuse_known_event(event_ids: set[str], draft: EventDraft) -> None:
 
 
 def _stored(checkpoint: Checkpoint) -> tuple[int, int, bytes]:
-    return checkpoint.version, checkpoint.upto_seq, fast_canonical.encode(checkpoint.state)
+    return checkpoint.version, checkpoint.upto_seq, codec.encode(checkpoint.state)
 
 
 def _compare_and_swap(state: RuntimeState, write: HeadWrite) -> None:

@@ -12,9 +12,9 @@ from typing import Any
 
 import attrs
 
+from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
-from convledger.fast import canonical as fast_canonical
 from convledger.host import (
     FakeChildExecutor,
     FakeClock,
@@ -260,7 +260,7 @@ def sqlite_rows(store: SqliteStore, *, host_class: type[Host] = Host) -> None:
     host = host_for(host_class, store, clock=clock)
     host.spawn_child(PARENT, "kid", budget={"steps": 1})
     link = ChildLink(PARENT, "kid", "spawned", 0, {"steps": 1})
-    record = fast_canonical.encode(link.to_json()).decode()
+    record = canonical.encode(link.to_json()).decode()
     if _raw_rows(str(store.path), "children") != [(PARENT, "kid", "spawned", 0, record)]:
         fail(ids, f"children rows {_raw_rows(str(store.path), 'children')!r}")
     host.set_schedule(PARENT, "s", after_ms=10)

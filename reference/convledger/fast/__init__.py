@@ -5,6 +5,14 @@ module it must agree with byte for byte, and a property test compares the two
 on generated values (house rule: optimized code lives apart, as
 ``ethereum_optimized`` does beside the readable specs).
 
+Nothing in the reference imports this package but :mod:`convledger.codec`, the
+one seam that binds each hot-path function to the fast code here or to the
+clear code it replaces (``CONVLEDGER_CODEC=clear`` runs the reference without
+this package); the conformance suite's models, machines and checks never use
+it (``tests/test_codec_seam.py`` enforces both). The one exception is the
+``canonical`` figure of ``convledger_conformance.bench``, which measures the
+fast encoder on purpose.
+
 ``convledger.fast.canonical``: :func:`~convledger.fast.canonical.encode`, the
 same bytes and refusals as :func:`convledger.canonical.encode` (CAN-001).
 

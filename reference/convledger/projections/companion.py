@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.errors import IntegrityError, InvalidInputError, LedgerError
-from convledger.fast import canonical as fast_canonical
 from convledger.kinds import KindRegistry
 from convledger.projections.builtins import BUILT_INS
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
@@ -102,7 +102,7 @@ def _state_problems(
 ) -> list[LedgerError]:
     try:
         folded = fold_upto(definition, registry, events, checkpoint.upto_seq)
-        same = fast_canonical.encode(folded) == fast_canonical.encode(checkpoint.state)
+        same = codec.encode(folded) == codec.encode(checkpoint.state)
     except LedgerError as error:
         return [IntegrityError(
             f"checkpoint {checkpoint.name!r} cannot be folded from its ledger: {error.message}",

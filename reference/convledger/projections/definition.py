@@ -15,10 +15,10 @@ from typing import Any, cast
 import attrs
 import jsonschema
 
+from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, check_identifier, check_positive_integer
 from convledger.errors import CanonicalJsonError, InvalidInputError
-from convledger.fast import canonical as fast_canonical
 
 Fold = Callable[[JsonValue, Envelope], JsonValue]
 """``fold(state, envelope) -> state``: may change ``state`` in place, must return the new one."""
@@ -74,7 +74,7 @@ class Checkpoint:
 
     def state_bytes(self) -> bytes:
         """The canonical JSON of the state, how checkpoints are compared (PRJ-012)."""
-        return fast_canonical.encode(self.state)
+        return codec.encode(self.state)
 
 
 @attrs.frozen
@@ -150,7 +150,7 @@ def state_validator(schema: object) -> jsonschema.protocols.Validator:
             field="state_schema",
         )
     try:
-        key = fast_canonical.encode(schema)
+        key = codec.encode(schema)
     except CanonicalJsonError as error:
         raise InvalidInputError(
             f"state_schema is not JSON: {error.message}", requirement="PRJ-002",
@@ -175,7 +175,7 @@ def check_state(
 ) -> bytes:
     """The canonical bytes of ``state``, refused unless it is JSON its schema accepts."""
     try:
-        encoded = fast_canonical.encode(state)
+        encoded = codec.encode(state)
     except CanonicalJsonError as error:
         raise InvalidInputError(
             f"{field} is not canonical JSON: {error.message}", requirement=requirement,

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.errors import IntegrityError, LedgerError
-from convledger.fast import canonical as fast_canonical
 from convledger.runtime.records import Admission, Head, Message, MessageStatus, Run
 from convledger.runtime.rules import decide
 from convledger.runtime.transitions import parse_recorded
@@ -202,7 +202,7 @@ def draft_problems(state: RuntimeState) -> list[str]:
     for message in state.messages.values():
         if message.status is not MessageStatus.DRAFT or message.draft is None:
             continue
-        encoded = fast_canonical.encode(message.content)
+        encoded = codec.encode(message.content)
         if (hashlib.sha256(encoded).hexdigest(), len(encoded)) != (
             message.draft.sha256, message.draft.bytes
         ):

@@ -21,10 +21,9 @@ from typing import Any, ClassVar
 
 import attrs
 
-from convledger import canonical
+from convledger import canonical, codec
 from convledger.canonical import JsonValue
 from convledger.errors import CanonicalJsonError, InvalidInputError
-from convledger.fast import canonical as fast_canonical
 from convledger.runtime.records import REASON_STATE, RESERVED_REASONS, DraftSummary
 
 RECOVER_ACTIONS = frozenset({"requeue", "abandon"})
@@ -138,7 +137,7 @@ def summarize_draft(draft: dict[str, JsonValue] | DraftSummary) -> DraftSummary:
     """TRN-041: ``{id, status, sha256, parts, bytes}`` of the draft's canonical JSON."""
     if isinstance(draft, DraftSummary):
         return draft
-    encoded = fast_canonical.encode(draft)
+    encoded = codec.encode(draft)
     parts = draft["parts"]
     assert isinstance(parts, list)
     return DraftSummary(
@@ -370,7 +369,7 @@ def _object(value: object, field: str) -> dict[str, JsonValue]:
     if not isinstance(value, dict):
         raise _invalid(field, f"{field} must be a JSON object")
     try:
-        copied = canonical.decode(fast_canonical.encode(value))
+        copied = canonical.decode(codec.encode(value))
     except CanonicalJsonError as error:
         raise _invalid(field, f"{field} is not canonical JSON: {error.message}") from error
     assert isinstance(copied, dict)

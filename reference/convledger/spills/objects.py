@@ -17,11 +17,10 @@ from collections.abc import Callable
 
 import attrs
 
-from convledger import canonical
+from convledger import canonical, codec
 from convledger.canonical import JsonValue
 from convledger.envelope import check_identifier
 from convledger.errors import CanonicalJsonError, InvalidInputError
-from convledger.fast import canonical as fast_canonical
 
 MAX_SPILL_BYTES = 16 * 1024 * 1024
 """SPL-003: the largest spill object, 16 MiB."""
@@ -131,7 +130,7 @@ def check_operation(value: object) -> dict[str, JsonValue]:
             field="operation",
         )
     try:
-        detached = fast_canonical.encode(value)
+        detached = codec.encode(value)
     except CanonicalJsonError as error:
         raise InvalidInputError(
             f"operation is not JSON: {error.message}", requirement="SPL-006", field="operation"

@@ -14,11 +14,10 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from convledger import canonical
+from convledger import canonical, codec
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import ConflictError, DuplicateError, IntegrityError, InvalidInputError
-from convledger.fast import canonical as fast_canonical
 from convledger.host.rows import ChildLink, FactRow, ScheduleRow
 from convledger.kinds import KindRegistry
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
@@ -118,7 +117,7 @@ def write_checkpoint(
     updated_at: str,
 ) -> None:
     """PRJ-013, SQL-061: write only over the row that was read, proven by reading it again."""
-    state = fast_canonical.encode(result.state).decode("utf-8")
+    state = codec.encode(result.state).decode("utf-8")
     if stored is None:
         connection.execute(
             INSERT_CHECKPOINT,
@@ -206,7 +205,7 @@ def insert_spill(
             metadata.media_type,
             metadata.size,
             metadata.sha256,
-            fast_canonical.encode(metadata.operation).decode("utf-8"),
+            codec.encode(metadata.operation).decode("utf-8"),
             metadata.created_seq,
             data,
         ),
@@ -268,7 +267,7 @@ def _json(text: object, where: str) -> JsonValue:
 
 def upsert_fact_row(connection: sqlite3.Connection, row: FactRow) -> None:
     """SQL-068, SQL-069: insert or replace one child link or schedule, in the caller's step."""
-    record = fast_canonical.encode(row.to_json()).decode("utf-8")
+    record = codec.encode(row.to_json()).decode("utf-8")
     if isinstance(row, ChildLink):
         connection.execute(
             "INSERT INTO children (parent_conversation_id, child_conversation_id, state,"

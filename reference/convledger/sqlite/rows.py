@@ -2,13 +2,14 @@
 
 An envelope is stored member for member (SQL-005): ``occurred_at`` is the
 exact string received, ``payload`` the canonical JSON text of the payload
-(written by ``convledger.fast.canonical``, which its tests hold to the same
-bytes as the clear encoder),
+(written by :func:`convledger.codec.encode`, the same bytes as the clear
+encoder ``convledger.canonical.encode``),
 ``ignorable`` 0 or 1. Decoding a row therefore gives back an envelope with the
 same canonical bytes (ENV-011). The payload text is read back by
-``convledger.fast.decode.decode_stored``, which gives the value the strict
+:func:`convledger.codec.decode_stored`, which gives the value the strict
 decoder ``convledger.canonical.decode`` gives on every canonical text (the
-store wrote it), at the speed of the C decoder (``tests/test_fast_decode.py``).
+store wrote it); by default at the speed of the C decoder
+(``convledger.fast.decode``, proven in ``tests/test_fast_decode.py``).
 
 Every statement that reads the ledger is named here, so a test can ask SQLite
 for its query plan and prove it is a SEARCH on an index, never a SCAN of
@@ -20,10 +21,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from convledger import canonical
+from convledger import canonical, codec
 from convledger.envelope import Envelope
-from convledger.fast import canonical as fast_canonical
-from convledger.fast.decode import decode_stored
 
 MAX_SEQ = canonical.MAX_SAFE_INTEGER
 """The largest seq an envelope may carry (ENV-006); the open upper end of a window."""
@@ -83,7 +82,7 @@ def event_row(envelope: Envelope) -> Row:
         envelope.kind,
         envelope.schema_version,
         envelope.occurred_at,
-        fast_canonical.encode(envelope.payload).decode("utf-8"),
+        codec.encode(envelope.payload).decode("utf-8"),
         1 if envelope.ignorable else 0,
     )
 
@@ -98,7 +97,7 @@ def envelope_of(row: Row) -> Envelope:
         seq=seq,
         kind=kind,
         occurred_at=occurred_at,
-        payload=decode_stored(payload),
+        payload=codec.decode_stored(payload),
         ignorable=ignorable == 1,
     )
 
@@ -140,7 +139,7 @@ def export_events(connection: sqlite3.Connection, conversation_id: str) -> list[
 
 def export_rows(connection: sqlite3.Connection, conversation_id: str) -> list[Row]:
     """ARC-001: every stored row of one conversation, undecoded, for
-    ``convledger.fast.archive.encode_stored``; the caller holds the read transaction."""
+    :func:`convledger.codec.encode_stored`; the caller holds the read transaction."""
     return list(connection.execute(EXPORT_EVENTS, (conversation_id,)).fetchall())
 
 

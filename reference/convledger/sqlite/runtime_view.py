@@ -19,9 +19,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from convledger import canonical
+from convledger import canonical, codec
 from convledger.errors import IntegrityError, LedgerError
-from convledger.fast import canonical as fast_canonical
 from convledger.runtime.records import Admission, Head, Message, Run
 from convledger.runtime.state import RuntimeState
 
@@ -137,7 +136,7 @@ _R = TypeVar("_R")
 
 def record_text(record: Head | Run | Admission | Message) -> str:
     """The ``record`` column: the record's canonical JSON (SQL-054)."""
-    return fast_canonical.encode(record.to_json()).decode("utf-8")
+    return codec.encode(record.to_json()).decode("utf-8")
 
 
 def head_row(head: Head, updated_at: str) -> tuple[str, int, str, str]:

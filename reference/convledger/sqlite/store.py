@@ -37,11 +37,11 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
+from convledger import codec
 from convledger.archive import Archive
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, NotFoundError
-from convledger.fast.archive import encode_stored
 from convledger.host.rows import FactRow
 from convledger.host.store import FactRowsBase
 from convledger.kinds import KindRegistry
@@ -288,8 +288,9 @@ class SqliteStore(
 
         Each stored payload is canonical text already (the store wrote it), so
         the archive is assembled from the rows as they are instead of decoding
-        and encoding every event again; ``tests/test_fast_archive.py`` proves
-        the bytes equal those of :meth:`StoreBase.export_conversation`.
+        and encoding every event again (:func:`convledger.codec.encode_stored`);
+        ``tests/test_fast_archive.py`` proves the bytes equal those of
+        :meth:`StoreBase.export_conversation`.
         """
         check_identifier(conversation_id, "conversationId", "ENV-005")
         with self._transaction("export", write=False) as connection:
@@ -300,7 +301,7 @@ class SqliteStore(
                 f"conversation {conversation_id!r} has no events to export",
                 requirement="ARC-005",
             )
-        return encode_stored(conversation_id, stored, companions)
+        return codec.encode_stored(conversation_id, stored, companions)
 
     def _export_contents(
         self, conversation_id: str

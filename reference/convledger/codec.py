@@ -1,0 +1,124 @@
+"""The one seam between the clear code and the fast code (``convledger.fast``).
+
+The reference's hot paths (append, read, export, import) encode and decode
+canonical JSON through this module and nowhere else: it is the only module of
+the reference outside ``convledger/fast/`` that imports ``convledger.fast``
+(``tests/test_codec_seam.py`` walks the sources and fails otherwise). The
+conformance suite never imports it: its models, machines and checks use the
+clear code (``convledger.canonical``) directly.
+
+Each function here is bound, once at import, to one of two implementations
+that must agree exactly (same bytes, same values, same errors):
+
+=====================  =====================================  =================================
+function               clear implementation (the definition)  fast implementation and its proof
+=====================  =====================================  =================================
+:func:`encode`         :func:`convledger.canonical.encode`    :func:`convledger.fast.canonical.
+                       (CAN-001 .. CAN-009)                   encode`, ``tests/test_fast_
+                                                              canonical.py``
+:func:`decode_stored`  ``canonical.decode(text.encode())``    :func:`convledger.fast.decode.
+                       (CAN-010 .. CAN-013)                   decode_stored`, ``tests/test_fast_
+                                                              decode.py``; on canonical text
+                                                              only (text a store wrote)
+:func:`encode_stored`  ``encode_archive(archive_of(cid,       :func:`convledger.fast.archive.
+                       [envelope_of(row) ...], companions))`` encode_stored`, ``tests/test_fast_
+                       (ARC-001, ARC-004, SQL-005)            archive.py``; on rows a store wrote
+=====================  =====================================  =================================
+
+Choosing the implementation: the environment variable ``CONVLEDGER_CODEC``,
+read once when this module is first imported: ``fast`` (the default, also when
+unset or empty) or ``clear``; any other value raises ``ValueError`` at import,
+so a typo cannot silently run the fast code. :data:`CHOSEN` says which one is in
+use. To run the reference (its tests, a store, the conformance CLI against
+it) on the clear code::
+
+    CONVLEDGER_CODEC=clear python -m pytest -q tests/test_memory_store.py tests/test_sqlite_store.py
+
+``tests/test_codec_seam.py`` does exactly that in a subprocess and requires
+the run to pass. The choice cannot change later in a process: modules that
+cache encoded values (projection schemas, checkpoints) would otherwise mix the
+two, harmless as that is when they agree.
+
+With the clear choice, ``convledger.fast`` is not imported at all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final, Literal, cast
+
+from convledger import canonical
+from convledger.canonical import JsonValue
+
+StoredRow = tuple[str, int, str, str, int, str, str, int]
+"""One stored ``events`` row: (conversation_id, seq, event_id, kind, schema_version,
+occurred_at, payload, ignorable), as ``convledger.sqlite.rows`` writes it (SQL-005)."""
+
+ENVIRONMENT: Final = "CONVLEDGER_CODEC"
+"""The environment variable that chooses the implementation: ``fast`` or ``clear``."""
+
+
+def _chosen(value: str) -> Literal["fast", "clear"]:
+    """The implementation named by the environment variable's value (empty: ``fast``)."""
+    if value in ("", "fast"):
+        return "fast"
+    if value == "clear":
+        return "clear"
+    raise ValueError(f"{ENVIRONMENT} must be 'fast' or 'clear', not {value!r}")
+
+
+CHOSEN: Final[Literal["fast", "clear"]] = _chosen(os.environ.get(ENVIRONMENT, ""))
+"""The implementation this process uses, chosen once at import."""
+
+
+def _clear_decode_stored(text: str) -> JsonValue:
+    """CAN-010 .. CAN-013: the strict decoder on the UTF-8 bytes of stored text."""
+    return cast(JsonValue, canonical.decode(text.encode("utf-8")))
+
+
+def _clear_encode_stored(
+    conversation_id: str, stored: Sequence[StoredRow], companions: Mapping[str, JsonValue]
+) -> bytes:
+    """ARC-001: decode every row into its envelope, and encode the archive of those."""
+    # Imported here: both modules import this one.
+    from convledger.archive import archive_of, encode_archive
+    from convledger.sqlite.rows import envelope_of
+
+    events = [envelope_of(row) for row in stored]
+    return encode_archive(archive_of(conversation_id, events, companions))
+
+
+def _fast_encode_stored(
+    conversation_id: str, stored: Sequence[StoredRow], companions: Mapping[str, JsonValue]
+) -> bytes:
+    """ARC-001 from the stored payload texts, without decoding them (convledger.fast.archive)."""
+    # Imported here: convledger.fast.archive imports convledger.archive, which imports this one.
+    from convledger.fast.archive import encode_stored as fast_encode_stored
+
+    return fast_encode_stored(conversation_id, stored, companions)
+
+
+encode: Callable[[object], bytes]
+"""The canonical JSON bytes of a value (CAN-001), or ``CanonicalJsonError`` with the
+clear encoder's ``reason``."""
+
+decode_stored: Callable[[str], JsonValue]
+"""The value of canonical JSON text a store wrote (CAN-010 .. CAN-013)."""
+
+encode_stored: Callable[[str, Sequence[StoredRow], Mapping[str, JsonValue]], bytes]
+"""The canonical archive bytes of stored rows and companions (ARC-001, ARC-004)."""
+
+if CHOSEN == "fast":
+    from convledger.fast import canonical as _fast_canonical
+    from convledger.fast import decode as _fast_decode
+
+    encode = _fast_canonical.encode
+    decode_stored = _fast_decode.decode_stored
+    encode_stored = _fast_encode_stored
+else:
+    encode = canonical.encode
+    decode_stored = _clear_decode_stored
+    encode_stored = _clear_encode_stored
+
+__all__ = ["CHOSEN", "ENVIRONMENT", "StoredRow", "decode_stored", "encode", "encode_stored"]
