@@ -42,6 +42,7 @@ from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, NotFoundError
 from convledger.fast.archive import encode_stored
+from convledger.handles import StoreLocator
 from convledger.host.rows import FactRow
 from convledger.kinds import KindRegistry
 from convledger.projections.companion import COMPANION as PROJECTIONS
@@ -466,6 +467,37 @@ class SqliteStore(StoreBase):
         """SQL-066: both parts of a search in one read transaction."""
         with self._transaction("search", write=False) as connection:
             return fts.search(connection, requester, words, scope, limit, allowed)
+
+    # -- several handles (capability multi_process, LED-016) ------------------------------------
+
+    def open_handle(self) -> SqliteStore:
+        """LED-016: a new connection onto the same file, with this handle's settings.
+
+        Everything but ``on_close`` and the migration observer carries over
+        (the file is open already, and closing the new handle must not run
+        this one's cleanup).
+        """
+        self._require(Capability.MULTI_PROCESS, "open_handle")
+        settings = self._settings
+        return type(self)(
+            settings.path,
+            read_only=settings.read_only,
+            synchronous=settings.synchronous,
+            busy_timeout=settings.busy_timeout,
+            clock=settings.clock,
+            new_event_id=settings.new_event_id,
+            connection_hook=settings.connection_hook,
+            registry=self.registry,
+            fault_probe=self._fault_probe,
+        )
+
+    def locator(self) -> StoreLocator:
+        """LED-016: the file and this store class, for :func:`convledger.sqlite.open_file_store`."""
+        self._require(Capability.MULTI_PROCESS, "locator")
+        from convledger.sqlite.located import file_locator  # imports this module
+
+        settings = self._settings
+        return file_locator(self, settings.path, settings.synchronous, settings.busy_timeout)
 
 
 class LedgerTransaction:
