@@ -1,9 +1,11 @@
-"""Deliberately broken variants of SqliteStore: the SQL checks must kill every one.
+"""Deliberately broken variants of SqliteStore: the SQL and handle checks must kill every one.
 
 Each class has exactly ONE bug, a mistake a real SQLite store could make in
-its DDL, its opening, its migration or its transactions, and is tagged with
-the requirement ids a conformance run must report failed for it (chapter
-``sqlite.md``). The opening variants share :class:`OpensStepByStep`, which
+its DDL, its opening, its migration, its transactions or its several handles,
+and is tagged with the requirement ids a conformance run must report failed
+for it (chapter ``sqlite.md``; for the handles of capability
+``multi_process``, chapter ``ledger.md``, whose checks drive the store only
+through the interface). The opening variants share :class:`OpensStepByStep`, which
 opens exactly like the reference (``convledger.sqlite.opening``) but through
 methods a variant can override one at a time.
 
@@ -26,10 +28,13 @@ from typing import Any
 
 import attrs
 
-from convledger.envelope import Envelope, EventDraft
-from convledger.errors import LedgerError
+from convledger.envelope import Envelope, EventDraft, check_identifier
+from convledger.errors import ConflictError, DuplicateError, LedgerError, NotFoundError
+from convledger.fast.archive import encode_stored
 from convledger.kinds import KindRegistry
-from convledger.sqlite import SqliteStore, opening, rows
+from convledger.sqlite import SqliteStore, opening, rows, runtime
+from convledger.sqlite import companions as side
+from convledger.sqlite import store as store_module
 from convledger.sqlite.errors import (
     Fts5PartialError,
     Fts5UnknownError,
@@ -315,6 +320,77 @@ class CompanionsAfterCommit(SqliteStore):
                         connection.execute(sql, parameters)
 
 
+# -- several handles (capability multi_process) ------------------------------------------------
+
+
+class CachedReads(SqliteStore):
+    """LED-019: each handle caches heads and read windows, dropped only on its own writes."""
+
+    def __init__(self, path: str | os.PathLike[str], **options: Any) -> None:
+        super().__init__(path, **options)
+        self._heads: dict[str, int] = {}
+        self._windows: dict[tuple[str, int, int | None, int], Sequence[Envelope]] = {}
+
+    def _head(self, conversation_id: str) -> int:
+        if conversation_id not in self._heads:
+            self._heads[conversation_id] = super()._head(conversation_id)
+        return self._heads[conversation_id]
+
+    def _read(
+        self, conversation_id: str, from_seq: int, to_seq: int | None, limit: int
+    ) -> Sequence[Envelope]:
+        key = (conversation_id, from_seq, to_seq, limit)
+        if key not in self._windows:
+            self._windows[key] = super()._read(conversation_id, from_seq, to_seq, limit)
+        return self._windows[key]
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        placed = super()._append(conversation_id, drafts, expected_head)
+        self._heads.pop(conversation_id, None)
+        self._windows = {k: v for k, v in self._windows.items() if k[0] != conversation_id}
+        return placed
+
+
+class SeqsOutsideTheLock(SqliteStore):
+    """LED-017: an append reads the head in one transaction and inserts at head+1.. in another."""
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        with self._transaction("append: head", write=False) as connection:
+            runtime.refuse_purged(connection, conversation_id)
+            head = rows.head_of(connection, conversation_id)
+        if expected_head is not None and expected_head != head:
+            raise ConflictError(f"expected head {expected_head}, the ledger is at {head}",
+                                requirement="LED-005", actual=head)
+        placed = tuple(Envelope.from_draft(draft, conversation_id, head + offset)
+                       for offset, draft in enumerate(drafts, start=1))
+        with self._transaction("append", write=True) as connection:
+            runtime.refuse_purged(connection, conversation_id)
+            stored = rows.first_stored_event_id(connection, (d.event_id for d in drafts))
+            if stored is not None:
+                raise DuplicateError(f"eventId {stored!r} already exists",
+                                     requirement="LED-003", identity=stored)
+            side.refuse_live_spill_events(connection, conversation_id, drafts)
+            return rows.insert_placed(connection, placed)
+
+
+class ExportOutsideATransaction(SqliteStore):
+    """SQL-045: an export reads its events and its companions as separate autocommit reads."""
+
+    def export_conversation(self, conversation_id: str) -> bytes:
+        check_identifier(conversation_id, "conversationId", "ENV-005")
+        with self._gate("export") as connection, driver_boundary("export"):
+            stored = rows.export_rows(connection, conversation_id)
+            companions = store_module._companions(connection, conversation_id)
+        if not stored:
+            raise NotFoundError(f"conversation {conversation_id!r} has no events to export",
+                                requirement="ARC-005")
+        return encode_stored(conversation_id, stored, companions)
+
+
 BROKEN_SQLITE_STORES: tuple[BrokenSqlite, ...] = (
     BrokenSqlite(AcceptsPartialFts, ("SQL-018",)),
     BrokenSqlite(AcceptsUnknownFts, ("SQL-019",)),
@@ -327,6 +403,9 @@ BROKEN_SQLITE_STORES: tuple[BrokenSqlite, ...] = (
     BrokenSqlite(RawBusyError, ("SQL-041",)),
     BrokenSqlite(CompanionsAfterCommit, ("SQL-043",)),
     BrokenSqlite(ScanningRead, ("SQL-007",)),
+    BrokenSqlite(CachedReads, ("LED-019",)),
+    BrokenSqlite(SeqsOutsideTheLock, ("LED-017",)),
+    BrokenSqlite(ExportOutsideATransaction, ("SQL-045",)),
 )
 """Every broken SQLite store, with the ids that must be among the failed ones."""
 

@@ -67,6 +67,8 @@ PROBES: Final[dict[str, tuple[tuple[str, Call], ...]]] = {
         ChildLink(c, "machine-child", "spawned", 0, {}), [])),),
     "child_links": (("child_links", lambda store, c: store.child_links(c)),),
     "schedules": (("schedules", lambda store, c: store.schedules(c)),),
+    "open_handle": (("open_handle", lambda store, c: store.open_handle()),),
+    "locator": (("locator", lambda store, c: store.locator()),),
 }
 """The probes of every optional operation, by method (CAP-002)."""
 

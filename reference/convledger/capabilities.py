@@ -104,13 +104,17 @@ OPERATIONS: Final[Mapping[Capability, tuple[Operation, ...]]] = {
         wire=False,
     ),
     Capability.MIGRATION: (),
-    Capability.MULTI_PROCESS: (),
+    Capability.MULTI_PROCESS: _operations(
+        ("openHandle", "open_handle"),
+        ("locator", "locator"),
+        wire=False,
+    ),
 }
 """CAP-001, CAP-002: every capability's operations, as ``spec/capabilities.md`` lists them.
 
-Capabilities ``migration`` and ``multi_process`` are properties of opening
-and sharing a store, not operations. The operations of ``fact_rows`` are
-called in process only (the wire protocol does not carry them, WIR-021).
+Capability ``migration`` is a property of opening a database, not an
+operation. The operations of ``fact_rows`` and ``multi_process`` are called
+in process only (the wire protocol does not carry them, WIR-021).
 """
 
 

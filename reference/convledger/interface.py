@@ -11,8 +11,8 @@ capability             protocol                 abstract base (its hooks only)
 ``spills``             :class:`SpillStore`      ``spills.store.SpillsBase``
 ``search``             :class:`SearchStore`     ``search.store.SearchBase``
 ``fact_rows``          :class:`FactRowStore`    ``host.store.FactRowsBase``
+``multi_process``      :class:`MultiProcessStore` none: implement ``open_handle``, ``locator``
 ``migration``          no operations            (opening SQLite files, chapter SQL)
-``multi_process``      no operations            (several writers of one store)
 =====================  =======================  ======================================
 
 Every protocol extends :class:`LedgerStore` (CAP-003), so the narrowed store
@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Literal, Protocol, cast, overload
 
 from convledger.capabilities import Capability, not_supported
+from convledger.handles import MultiProcessStore
 from convledger.host.store import FactRowStore
 from convledger.projections.store import ProjectionStore
 from convledger.runtime.store import PurgeStore, TransitionStore
@@ -42,6 +43,7 @@ PROTOCOLS: dict[Capability, object] = {
     Capability.SPILLS: SpillStore,
     Capability.SEARCH: SearchStore,
     Capability.FACT_ROWS: FactRowStore,
+    Capability.MULTI_PROCESS: MultiProcessStore,
 }
 """The protocol of each capability that has operations."""
 
@@ -78,6 +80,12 @@ def require(store: LedgerStore, capability: Literal[Capability.FACT_ROWS]) -> Fa
 
 
 @overload
+def require(
+    store: LedgerStore, capability: Literal[Capability.MULTI_PROCESS]
+) -> MultiProcessStore: ...
+
+
+@overload
 def require(store: LedgerStore, capability: Capability) -> LedgerStore: ...
 
 
@@ -101,6 +109,7 @@ class EveryOperation(
     PurgeStore,
     SearchStore,
     FactRowStore,
+    MultiProcessStore,
     Protocol,
 ):
     """Every operation of the capability table, whichever the store declares.

@@ -4,7 +4,8 @@ Modules, in reading order: ``schema`` (the DDL of versions 1 and 2, as data),
 ``errors`` (typed refusals and the driver boundary), ``rows`` (the envelope
 row codec and every ledger statement), ``baseline`` and ``migration`` (version
 1 to 2), ``opening`` (create, validate, migrate or refuse), ``store`` (the
-store and its transaction handle) and ``factories`` (for conformance runs).
+store and its transaction handle), ``located`` (the opener of a locator, for
+another process) and ``factories`` (for conformance runs).
 """
 
 from convledger.sqlite.errors import (
@@ -32,6 +33,7 @@ from convledger.sqlite.factories import (
     new_file_store,
     new_memory_store,
 )
+from convledger.sqlite.located import open_file_store
 from convledger.sqlite.migration import MigrationReport
 from convledger.sqlite.opening import Diagnosis, diagnose
 from convledger.sqlite.schema import LATEST_VERSION
@@ -65,4 +67,5 @@ __all__ = [
     "memory_store_factory",
     "new_file_store",
     "new_memory_store",
+    "open_file_store",
 ]

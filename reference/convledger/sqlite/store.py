@@ -42,6 +42,7 @@ from convledger.archive import Archive
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, NotFoundError
+from convledger.handles import StoreLocator
 from convledger.host.rows import FactRow
 from convledger.host.store import FactRowsBase
 from convledger.kinds import KindRegistry
@@ -262,6 +263,8 @@ class SqliteStore(
         self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
     ) -> tuple[Envelope, ...]:
         # LED-004, ERR-004: one write transaction; a refusal rolls back all of it.
+        # LED-017: the head is read inside BEGIN IMMEDIATE, so writers of every
+        # handle and process take seqs one after the other, never the same one.
         with self._transaction("append", write=True) as connection:
             return _append_checked(connection, conversation_id, drafts, expected_head)
 
@@ -275,6 +278,7 @@ class SqliteStore(
             return rows.read_window(connection, conversation_id, from_seq, upper, limit)
 
     def _head(self, conversation_id: str) -> int:
+        # LED-019: every read asks the database; no handle keeps a cache.
         with self._gate("head") as connection, driver_boundary("head"):
             return rows.head_of(connection, conversation_id)
 
@@ -293,6 +297,7 @@ class SqliteStore(
         :meth:`StoreBase.export_conversation`.
         """
         check_identifier(conversation_id, "conversationId", "ENV-005")
+        # LED-018: one read transaction sees whole committed batches only.
         with self._transaction("export", write=False) as connection:
             stored = rows.export_rows(connection, conversation_id)
             companions = _companions(connection, conversation_id)
@@ -473,6 +478,37 @@ class SqliteStore(
         """SQL-066: both parts of a search in one read transaction."""
         with self._transaction("search", write=False) as connection:
             return fts.search(connection, requester, words, scope, limit, allowed)
+
+    # -- several handles (capability multi_process, LED-016) ------------------------------------
+
+    def open_handle(self) -> SqliteStore:
+        """LED-016: a new connection onto the same file, with this handle's settings.
+
+        Everything but ``on_close`` and the migration observer carries over
+        (the file is open already, and closing the new handle must not run
+        this one's cleanup).
+        """
+        self._require(Capability.MULTI_PROCESS, "open_handle")
+        settings = self._settings
+        return type(self)(
+            settings.path,
+            read_only=settings.read_only,
+            synchronous=settings.synchronous,
+            busy_timeout=settings.busy_timeout,
+            clock=settings.clock,
+            new_event_id=settings.new_event_id,
+            connection_hook=settings.connection_hook,
+            registry=self.registry,
+            fault_probe=self._fault_probe,
+        )
+
+    def locator(self) -> StoreLocator:
+        """LED-016: the file and this store class, for :func:`convledger.sqlite.open_file_store`."""
+        self._require(Capability.MULTI_PROCESS, "locator")
+        from convledger.sqlite.located import file_locator  # imports this module
+
+        settings = self._settings
+        return file_locator(self, settings.path, settings.synchronous, settings.busy_timeout)
 
 
 class LedgerTransaction:
