@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 import rfc8785
-from raw_sqlite import interleave, median, spread
 
 from conftest import wire_envelope
 from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.fast import canonical as fast
+from raw_sqlite import interleave, median, spread
 
 Encoder = Callable[[Any], bytes]
 

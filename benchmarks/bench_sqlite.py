@@ -1,6 +1,6 @@
 """The SQLite reference store against bare ``sqlite3`` on the same schema, in one run (issue 8).
 
-Every figure is measured by ``convledger_conformance.bench`` (the same code an
+Every figure is measured by ``convledger_bench`` (the same code an
 implementer runs with ``--bench``), with pytest-benchmark driving the rounds:
 one round runs the store call and its floor in rotation, the figure's own
 medians, ratio and spreads go into ``benchmark.extra_info`` (``figure``,
@@ -10,7 +10,7 @@ medians, ratio and spreads go into ``benchmark.extra_info`` (``figure``,
 (store + floor) and are not the figure.
 
 Search figures run on the reader store of each size against a
-:class:`~convledger_conformance.bench.SearchFloor` on another pristine copy
+:class:`~convledger_bench.SearchFloor` on another pristine copy
 (the reference store records each search's FTS5 statements, bare ``sqlite3``
 replays them), and only when the store declares capability ``search``.
 
@@ -18,7 +18,7 @@ Ledgers: ``bench.build_reference_file`` at each ``--bench-sizes`` size (1000
 events per conversation, filled in interleaved turns of 10), cached on disk
 under ``--bench-cache`` with ``raw_sqlite.cached_file``. Reads run on a
 pristine copy per size; writes run on another copy per size, next to a
-:class:`~convledger_conformance.bench.Floor` (a recording copy and a bare
+:class:`~convledger_bench.Floor` (a recording copy and a bare
 copy), so store and floor always write into identical files.
 """
 
@@ -30,13 +30,13 @@ from typing import Any
 
 import attrs
 import pytest
-from raw_sqlite import cached_file
 
+import convledger_bench as bench
 from conftest import ledger_sizes
 from convledger.capabilities import Capability
 from convledger.memory import MemoryStore
 from convledger.sqlite import SqliteStore
-from convledger_conformance import bench
+from raw_sqlite import cached_file
 
 CACHE_FORMAT = "v1"
 """Change when ``bench.build_reference_file`` writes something else."""

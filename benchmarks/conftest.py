@@ -28,7 +28,7 @@ import pytest
 from convledger.canonical import JsonValue
 from convledger.envelope import EventDraft
 from convledger.memory import MemoryStore
-from convledger_conformance.bench import event_id, payload
+from convledger_bench import event_id, payload
 
 DEFAULT_SIZES = "1000,100000"
 EVENTS_PER_CONVERSATION = 200

@@ -23,7 +23,7 @@ What this module gives a benchmark:
 The caller passes the store's own DDL and statements, so the floor always
 matches the schema being measured. (``bench_sqlite.py`` does not build its
 floor by hand: it records the store's statements and replays them, see
-``convledger_conformance.bench``; this module is for experiments.)
+``convledger_bench``; this module is for experiments.)
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import attrs
 
-from convledger_conformance.bench import interleave, median, spread
+from convledger_bench import interleave, median, spread
 
 Row = Sequence[object]
 
@@ -135,7 +135,7 @@ class RawSqlite:
 
 # -- interleaved timing ------------------------------------------------------------------
 #
-# ``interleave``, ``median`` and ``spread`` are ``convledger_conformance.bench``'s, re-exported:
+# ``interleave``, ``median`` and ``spread`` are ``convledger_bench``'s, re-exported:
 # one implementation for these benchmarks and for an implementer's ``--bench`` run.
 
 __all__ = [

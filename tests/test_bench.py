@@ -24,9 +24,9 @@ def load_gate() -> ModuleType:
 
 
 def run_isolated(code: str, tmp_path: Path) -> None:
-    """Run ``code`` (asserts on ``convledger_conformance.bench``) in a fresh interpreter.
+    """Run ``code`` (asserts on ``convledger_bench``) in a fresh interpreter.
 
-    In a subprocess because importing ``convledger_conformance.bench`` into the
+    In a subprocess because importing ``convledger_bench`` into the
     test process changes which 20 derandomized programs
     ``tests/test_sqlite_machine.py::test_machine_kills_the_broken_store``
     generates (its examples depend on the process's import history), and
@@ -45,7 +45,7 @@ def test_raw_replay_writes_exactly_the_rows_the_store_writes(tmp_path: Path) -> 
         """
         import sqlite3, sys
         from pathlib import Path
-        from convledger_conformance import bench
+        import convledger_bench as bench
 
         def table(path, sql):
             connection = sqlite3.connect(path)
@@ -83,18 +83,21 @@ def test_search_replay_runs_exactly_the_statements_the_store_runs(tmp_path: Path
         import sys
         from pathlib import Path
         from convledger.sqlite import SqliteStore
-        from convledger_conformance import bench
+        import convledger_bench as bench
 
         work = Path(sys.argv[1])
         reference = work / "reference.sqlite"
         bench.build_reference_file(reference, 2000)
         floor = bench.SearchFloor(bench.copy_ledger(reference, work / "floor.sqlite"))
-        store = SqliteStore(bench.copy_ledger(reference, work / "store.sqlite"))
+        connections = []
+        store = SqliteStore(bench.copy_ledger(reference, work / "store.sqlite"),
+                            connection_hook=connections.append)
+        (connection,) = connections
         queries = [query for mode in bench.SEARCH_MODES
                    for query in bench.search_queries(2000, mode, 4)]
         logs, found = floor.record(queries)
         ran_for_store, ran_by_floor = [], []
-        store._connection.set_trace_callback(ran_for_store.append)
+        connection.set_trace_callback(ran_for_store.append)
         floor.raw.set_trace_callback(ran_by_floor.append)
         for query, log, hits in zip(queries, logs, found, strict=True):
             requester, text, authorize = query
@@ -102,7 +105,7 @@ def test_search_replay_runs_exactly_the_statements_the_store_runs(tmp_path: Path
             assert [(hit.conversation_id, hit.seq) for hit in answer] == hits
             assert len(hits) == bench.SEARCH_LIMIT
             bench.replay(floor.raw, log)
-        store._connection.set_trace_callback(None)
+        connection.set_trace_callback(None)
         floor.raw.set_trace_callback(None)
         assert ran_for_store == ran_by_floor
         assert sum("events_fts MATCH" in sql for sql in ran_by_floor) >= len(queries)
@@ -118,13 +121,107 @@ def test_search_replay_runs_exactly_the_statements_the_store_runs(tmp_path: Path
     )
 
 
+def test_recorder_logs_the_store_calls_only_while_recording(tmp_path: Path) -> None:
+    """The recording connection comes through the store's public seams and logs each call as made:
+    nothing outside ``recording``, ``executemany`` as one call with its rows materialized."""
+    run_isolated(
+        """
+        import sys
+        from pathlib import Path
+        import convledger_bench as bench
+
+        work = Path(sys.argv[1])
+        store, connection = bench.recording_store(work / "recorded.sqlite")
+        assert isinstance(connection, bench.RecordingConnection)
+        store.append("c", [bench.draft(1)])
+        assert connection.log == []
+        with bench.recording(connection) as recorder:
+            store.append("c", [bench.draft(2), bench.draft(3)])
+            log = recorder.take()
+            assert store.head("c") == 3
+            reads = recorder.take()
+        store.append("c", [bench.draft(4)])
+        assert connection.log == []
+        assert [(how, sql.split()[0]) for how, sql, _ in log][0] == ("execute", "BEGIN")
+        assert log[-1] == ("execute", "COMMIT", ())
+        (insert,) = [entry for entry in log if entry[0] == "executemany"]
+        assert insert[1].startswith("INSERT INTO events") and len(insert[2]) == 2
+        assert all(isinstance(row, tuple) for row in insert[2])
+        assert [row[1] for row in insert[2]] == [2, 3]
+        assert reads and all(how == "execute" for how, _, _ in reads)
+        reopened = store.reopen()
+        assert reopened.head("c") == 4
+        reopened.close()
+        """,
+        tmp_path,
+    )
+
+
+def test_suite_packages_do_not_import_the_harness() -> None:
+    """``convledger`` and ``convledger_conformance`` never import ``convledger_bench``, except
+    the suite CLI's lazy import inside ``_bench`` (``--bench``)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for package in (root / "reference" / "convledger", root / "conformance"):
+        for path in sorted(package.rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]
+            for node in ast.walk(tree):
+                names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else (
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                if any(name.split(".")[0] == "convledger_bench" for name in names):
+                    inside = [f.name for f in functions if f.lineno <= node.lineno <= (
+                        f.end_lineno or f.lineno)]
+                    found.append((path.relative_to(root).as_posix(), inside))
+    assert found == [("conformance/convledger_conformance/cli.py", ["_bench"])], found
+
+
+def test_cli_bench_runs_the_harness_lazily_and_says_when_it_is_missing(tmp_path: Path) -> None:
+    """``--bench`` writes the figures (here with a tiny plan, to stay fast), the suite CLI does
+    not import the harness before, and without it ``--bench`` exits 2 naming it."""
+    run_isolated(
+        """
+        import contextlib, io, json, sys
+        from pathlib import Path
+        from convledger_conformance import cli
+
+        assert "convledger_bench" not in sys.modules
+        import convledger_bench.run
+
+        class Tiny(convledger_bench.Plan):
+            @classmethod
+            def of(cls, *, quick, sizes=None):
+                assert quick
+                return cls((1000, 2000), append_rounds=3, batch_rounds=2, read_rounds=3,
+                           export_rounds=2, warmup=1, search_rounds=4)
+
+        convledger_bench.run.Plan = Tiny
+        target = Path(sys.argv[1]) / "figures.json"
+        with contextlib.redirect_stdout(io.StringIO()) as table:
+            assert cli.main(["--bench", "--json", str(target)]) == 0
+        figures = {item["figure"]: item for item in json.loads(target.read_text())["figures"]}
+        assert "read.page100@1e+03" in figures and "append.single@1e+03" in figures, figures
+        assert all(item["store_median"] > 0 for item in figures.values())
+        assert "append.single@1e+03" in table.getvalue()
+
+        sys.modules["convledger_bench"] = None  # as if the harness were not installed
+        with contextlib.redirect_stderr(io.StringIO()) as errors:
+            assert cli.main(["--bench"]) == 2
+        assert "convledger_bench" in errors.getvalue(), errors.getvalue()
+        """,
+        tmp_path,
+    )
+
+
 def test_search_is_not_measured_for_a_store_without_the_capability(tmp_path: Path) -> None:
     """A store that does not declare search gets no search figure (it is listed as skipped)."""
     run_isolated(
         """
         from convledger.memory import MemoryStore
         from convledger.capabilities import Capability
-        from convledger_conformance import bench
+        import convledger_bench as bench
 
         store = MemoryStore()
         assert Capability.SEARCH not in store.capabilities
@@ -139,7 +236,7 @@ def test_interleave_rotates_the_first_contender_and_drops_warmup(tmp_path: Path)
     """Round r starts with the r-th contender; warmup rounds leave no sample."""
     run_isolated(
         """
-        from convledger_conformance import bench
+        import convledger_bench as bench
 
         order = []
         samples = bench.interleave(
@@ -156,7 +253,7 @@ def test_figure_ratio_is_floor_median_over_store_median(tmp_path: Path) -> None:
     """A store twice as slow as its floor has ratio 0.5 and a rate from its own median."""
     run_isolated(
         """
-        from convledger_conformance import bench
+        import convledger_bench as bench
 
         made = bench.figure("x", "x", {"store": [2.0] * 3, "floor": [1.0] * 3}, events=4)
         assert made.ratio == 0.5 and made.rate == 2.0, made

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -327,3 +328,24 @@ def test_failing_connection_hook_leaves_no_new_file(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError):
         SqliteStore(path, connection_hook=broken_hook)
     assert not path.exists()
+
+
+def test_connection_factory_makes_the_connection_and_survives_reopen(tmp_path: Path) -> None:
+    """``connection_factory`` is the class ``sqlite3.connect`` builds the store's connection with,
+    on open and on reopen; a subclass sees the statements the store runs."""
+
+    class Counting(sqlite3.Connection):
+        def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+            seen.append(sql)
+            return super().execute(sql, parameters)
+
+    seen: list[str] = []
+    made: list[sqlite3.Connection] = []
+    store = SqliteStore(tmp_path / "f.sqlite", connection_factory=Counting,
+                        connection_hook=made.append)
+    store.append("c", [draft("e-1")])
+    assert "COMMIT" in seen
+    reopened = store.reopen()
+    assert reopened.head("c") == 1
+    reopened.close()
+    assert [type(connection) for connection in made] == [Counting, Counting]

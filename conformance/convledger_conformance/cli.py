@@ -202,8 +202,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _bench(factory: StoreFactory, args: argparse.Namespace, wire: WireStoreFactory | None) -> int:
     """``--bench``: the store's figures against bare SQLite, measured here and now."""
-    from convledger_conformance.bench import run_bench  # imports the benchmark machinery
-
+    try:
+        # The one import of the benchmark harness from reference/ or conformance/, and lazy:
+        # the harness is its own package (benchmarks/convledger_bench) and only --bench needs it.
+        from convledger_bench import run_bench
+    except ImportError as error:
+        if wire is not None:
+            wire.close()
+        print(
+            "convledger-conformance: --bench needs the benchmark harness convledger_bench "
+            f"(benchmarks/convledger_bench, installed with this project), which cannot be "
+            f"imported: {error}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         figures = run_bench(factory, quick=not args.bench_full)
     finally:

@@ -77,6 +77,8 @@ class Settings:
     clock: Callable[[], str] = utc_now
     new_event_id: Callable[[], str] = random_event_id
     connection_hook: Callable[[sqlite3.Connection], None] | None = None
+    connection_factory: type[sqlite3.Connection] = sqlite3.Connection
+    """The class ``sqlite3.connect`` builds the connection with (its ``factory``)."""
     on_migration_step: StepObserver | None = None
 
     @property
@@ -146,6 +148,7 @@ def connect(settings: Settings) -> sqlite3.Connection:
         isolation_level=None,
         check_same_thread=False,
         uri=uri,
+        factory=settings.connection_factory,
     )
     try:
         if settings.connection_hook is not None:

@@ -123,6 +123,7 @@ class SqliteStore(
         clock: Callable[[], str] = utc_now,
         new_event_id: Callable[[], str] = random_event_id,
         connection_hook: Callable[[sqlite3.Connection], None] | None = None,
+        connection_factory: type[sqlite3.Connection] = sqlite3.Connection,
         on_migration_step: StepObserver | None = None,
         on_close: Callable[[], None] | None = None,
         registry: KindRegistry | None = None,
@@ -133,7 +134,11 @@ class SqliteStore(
         ``clock`` and ``new_event_id`` date and name the baseline events of a
         migration (SQL-032), and ``clock`` dates purges (SQL-050);
         ``connection_hook`` runs on the new connection before the store uses
-        it; ``on_close`` runs once when the store closes. ``fault_probe``, when
+        it; ``connection_factory`` is the :class:`sqlite3.Connection` subclass
+        the connection is made with (``sqlite3.connect(factory=...)``), so a
+        subclass may observe the statements the store runs, but must run them
+        unchanged (the benchmark harness ``convledger_bench`` records them so);
+        ``on_close`` runs once when the store closes. ``fault_probe``, when
         given, is called with a label after each write of a transition inside
         its transaction, so tests can prove a failure there leaves nothing
         (TRN-004; labels in ``runtime.py``).
@@ -147,6 +152,7 @@ class SqliteStore(
             clock=clock,
             new_event_id=new_event_id,
             connection_hook=connection_hook,
+            connection_factory=connection_factory,
             on_migration_step=on_migration_step,
         )
         opened = open_database(self._settings, self.registry)
@@ -189,6 +195,7 @@ class SqliteStore(
             clock=settings.clock,
             new_event_id=settings.new_event_id,
             connection_hook=settings.connection_hook,
+            connection_factory=settings.connection_factory,
             on_migration_step=settings.on_migration_step,
             on_close=on_close,
             registry=self.registry,
