@@ -135,10 +135,14 @@ def test_the_seam_runs_the_chosen_code() -> None:
         from convledger.fast import canonical as fast_canonical
         from convledger.fast import decode as fast_decode
 
+        from convledger.fast import archive as fast_archive
+
         assert codec.encode is fast_canonical.encode
         assert codec.decode_stored is fast_decode.decode_stored
+        assert codec.encode_stored is fast_archive.encode_stored
     else:
         assert codec.encode is canonical.encode
+        assert codec.encode_stored is None
     value = {"b": [1, 1.5, "\u2028"], "a": None}
     assert codec.encode(value) == canonical.encode(value)
     assert codec.decode_stored(canonical.encode(value).decode("utf-8")) == value

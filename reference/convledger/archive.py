@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from convledger import canonical, codec
+from convledger.archive_format import FORMAT, FORMAT_VERSION
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, from_wire
 from convledger.errors import (
@@ -41,8 +42,6 @@ from convledger.replay import Verdict, admit
 from convledger.runtime.companion import companion_problems
 from convledger.spills.companion import spill_problems
 
-FORMAT = "convledger.archive"
-FORMAT_VERSION = 1
 MEMBERS = frozenset({"format", "formatVersion", "conversationId", "events", "companions"})
 KNOWN_COMPANIONS: frozenset[str] = frozenset({"runtime", "projections", "spills"})
 """Companion members this version understands; later chapters add to it (ARC-011)."""

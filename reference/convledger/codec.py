@@ -20,9 +20,10 @@ function               clear implementation (the definition)  fast implementatio
                        (CAN-010 .. CAN-013)                   decode_stored`, ``tests/test_fast_
                                                               decode.py``; on canonical text
                                                               only (text a store wrote)
-:func:`encode_stored`  ``encode_archive(archive_of(cid,       :func:`convledger.fast.archive.
-                       [envelope_of(row) ...], companions))`` encode_stored`, ``tests/test_fast_
-                       (ARC-001, ARC-004, SQL-005)            archive.py``; on rows a store wrote
+:data:`encode_stored`  None: the caller writes               :func:`convledger.fast.archive.
+                       ``encode_archive(archive_of(cid,       encode_stored`, ``tests/test_fast_
+                       [envelope_of(row) ...], companions))`` archive.py``; on rows a store wrote
+                       (ARC-001, ARC-004, SQL-005)
 =====================  =====================================  =================================
 
 Choosing the implementation: the environment variable ``CONVLEDGER_CODEC``,
@@ -77,28 +78,6 @@ def _clear_decode_stored(text: str) -> JsonValue:
     return cast(JsonValue, canonical.decode(text.encode("utf-8")))
 
 
-def _clear_encode_stored(
-    conversation_id: str, stored: Sequence[StoredRow], companions: Mapping[str, JsonValue]
-) -> bytes:
-    """ARC-001: decode every row into its envelope, and encode the archive of those."""
-    # Imported here: both modules import this one.
-    from convledger.archive import archive_of, encode_archive
-    from convledger.sqlite.rows import envelope_of
-
-    events = [envelope_of(row) for row in stored]
-    return encode_archive(archive_of(conversation_id, events, companions))
-
-
-def _fast_encode_stored(
-    conversation_id: str, stored: Sequence[StoredRow], companions: Mapping[str, JsonValue]
-) -> bytes:
-    """ARC-001 from the stored payload texts, without decoding them (convledger.fast.archive)."""
-    # Imported here: convledger.fast.archive imports convledger.archive, which imports this one.
-    from convledger.fast.archive import encode_stored as fast_encode_stored
-
-    return fast_encode_stored(conversation_id, stored, companions)
-
-
 encode: Callable[[object], bytes]
 """The canonical JSON bytes of a value (CAN-001), or ``CanonicalJsonError`` with the
 clear encoder's ``reason``."""
@@ -106,19 +85,23 @@ clear encoder's ``reason``."""
 decode_stored: Callable[[str], JsonValue]
 """The value of canonical JSON text a store wrote (CAN-010 .. CAN-013)."""
 
-encode_stored: Callable[[str, Sequence[StoredRow], Mapping[str, JsonValue]], bytes]
-"""The canonical archive bytes of stored rows and companions (ARC-001, ARC-004)."""
+encode_stored: Callable[[str, Sequence[StoredRow], Mapping[str, JsonValue]], bytes] | None
+"""The canonical archive bytes of stored rows and companions (ARC-001, ARC-004), or None
+on the clear code: the caller then decodes every row into its envelope and encodes the
+archive of those (``encode_archive(archive_of(cid, [envelope_of(row) ...], companions))``),
+which lives with the caller because this module may import nothing above canonical JSON."""
 
 if CHOSEN == "fast":
+    from convledger.fast import archive as _fast_archive
     from convledger.fast import canonical as _fast_canonical
     from convledger.fast import decode as _fast_decode
 
     encode = _fast_canonical.encode
     decode_stored = _fast_decode.decode_stored
-    encode_stored = _fast_encode_stored
+    encode_stored = _fast_archive.encode_stored
 else:
     encode = canonical.encode
     decode_stored = _clear_decode_stored
-    encode_stored = _clear_encode_stored
+    encode_stored = None
 
 __all__ = ["CHOSEN", "ENVIRONMENT", "StoredRow", "decode_stored", "encode", "encode_stored"]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json.encoder
 from collections.abc import Callable, Mapping, Sequence
 
-from convledger.archive import FORMAT, FORMAT_VERSION
+from convledger.archive_format import FORMAT, FORMAT_VERSION
 from convledger.canonical import JsonValue
 from convledger.fast import canonical as fast_canonical
 

@@ -16,27 +16,10 @@ import json
 import os
 
 from convledger.errors import InvalidInputError, NotFoundError
-from convledger.handles import StoreLocator
 from convledger.sqlite.store import SqliteStore
 
-OPENER = "convledger.sqlite:open_file_store"
-"""The opener a file store's locator names."""
-
 _MEMBERS = frozenset({"store", "path", "synchronous", "busyTimeout"})
-
-
-def file_locator(
-    store: SqliteStore, path: str, synchronous: str, busy_timeout: float
-) -> StoreLocator:
-    """The locator of ``store`` on the file ``path``."""
-    cls = type(store)
-    argument = {
-        "store": f"{cls.__module__}:{cls.__qualname__}",
-        "path": os.path.abspath(path),
-        "synchronous": synchronous,
-        "busyTimeout": busy_timeout,
-    }
-    return StoreLocator(opener=OPENER, argument=json.dumps(argument, sort_keys=True))
+"""The members of a file locator's argument (:meth:`SqliteStore.locator`)."""
 
 
 def open_file_store(argument: str) -> SqliteStore:

@@ -29,6 +29,7 @@ conversation reads its tombstone inside its transaction first (SQL-052).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import sqlite3
@@ -38,7 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 import attrs
 
 from convledger import codec
-from convledger.archive import Archive
+from convledger.archive import Archive, archive_of, encode_archive
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, NotFoundError
@@ -104,6 +105,10 @@ READ_ONLY_CAPABILITIES = _RUNTIME | frozenset({Capability.LEDGER, Capability.PER
 FaultProbe = Callable[[str], None]
 
 _TRANSACTION_CONTROL = re.compile(r"\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b", re.I)
+
+
+OPENER = "convledger.sqlite:open_file_store"
+"""The opener a file store's locator names (:func:`convledger.sqlite.located.open_file_store`)."""
 
 
 class SqliteStore(
@@ -298,10 +303,10 @@ class SqliteStore(
         """ARC-001, SQL-045: the archive of the stored rows and companions, read in one transaction.
 
         Each stored payload is canonical text already (the store wrote it), so
-        the archive is assembled from the rows as they are instead of decoding
-        and encoding every event again (:func:`convledger.codec.encode_stored`);
-        ``tests/test_fast_archive.py`` proves the bytes equal those of
-        :meth:`StoreBase.export_conversation`.
+        the fast code assembles the archive from the rows as they are instead
+        of decoding and encoding every event again (:data:`convledger.codec.encode_stored`);
+        ``tests/test_fast_archive.py`` proves the bytes equal those of the clear
+        code below, :meth:`StoreBase.export_conversation`'s.
         """
         check_identifier(conversation_id, "conversationId", "ENV-005")
         # LED-018: one read transaction sees whole committed batches only.
@@ -313,6 +318,9 @@ class SqliteStore(
                 f"conversation {conversation_id!r} has no events to export",
                 requirement="ARC-005",
             )
+        if codec.encode_stored is None:  # the clear code: decode each row, encode the archive
+            events = [rows.envelope_of(row) for row in stored]
+            return encode_archive(archive_of(conversation_id, events, companions))
         return codec.encode_stored(conversation_id, stored, companions)
 
     def _export_contents(
@@ -512,10 +520,14 @@ class SqliteStore(
     def locator(self) -> StoreLocator:
         """LED-016: the file and this store class, for :func:`convledger.sqlite.open_file_store`."""
         self._require(Capability.MULTI_PROCESS, "locator")
-        from convledger.sqlite.located import file_locator  # imports this module
-
-        settings = self._settings
-        return file_locator(self, settings.path, settings.synchronous, settings.busy_timeout)
+        cls = type(self)
+        argument = {
+            "store": f"{cls.__module__}:{cls.__qualname__}",
+            "path": os.path.abspath(self._settings.path),
+            "synchronous": self._settings.synchronous,
+            "busyTimeout": self._settings.busy_timeout,
+        }
+        return StoreLocator(opener=OPENER, argument=json.dumps(argument, sort_keys=True))
 
 
 class LedgerTransaction:
