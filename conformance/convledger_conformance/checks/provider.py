@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
@@ -31,7 +31,7 @@ from convledger_conformance.host_machine import HOST_MACHINE_IDS, build_host_mac
 from convledger_conformance.profiles import scaled
 from convledger_conformance.registry import CheckContext, check
 
-TRANSITIONS = Capability.TRANSITIONS
+TRANSITIONS: Final = Capability.TRANSITIONS
 RANDOM_IDS = (
     "PRV-001", "PRV-002", "PRV-003", "PRV-004", "PRV-005", "PRV-010", "PRV-011", "PRV-012",
     "PRV-013", "PRV-020",
