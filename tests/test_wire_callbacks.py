@@ -18,9 +18,9 @@ import pytest
 from convledger.canonical import JsonValue
 from convledger.errors import InvalidInputError, UnauthorizedError
 from convledger.memory import MemoryStore
+from convledger.projections.named import counting, failing
 from convledger.wire.frames import encode_frame
 from convledger.wire.server import PROTOCOL_VERSION, WireServer
-from convledger.projections.named import counting, failing
 from convledger_conformance.projection_model import extended
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED

@@ -88,9 +88,11 @@ from convledger.capabilities import Capability
 from convledger.envelope import Envelope, EventDraft
 from convledger.fast import canonical as fast_canonical
 from convledger.memory import MemoryStore
+from convledger.projections.store import ProjectionStore
 from convledger.runtime.transitions import Accept, Acquire, Fence, Terminal, Transition
+from convledger.search.store import SearchStore
 from convledger.sqlite import SqliteStore, rows
-from convledger.store import ExtendedStore, LedgerStore
+from convledger.store import LedgerStore
 
 PER_CONVERSATION = 1000
 """Events per conversation of a benchmark ledger (a page of 1000 fits in one)."""
@@ -812,7 +814,7 @@ def catch_up_figure(
     None when the store does not declare projections (PRJ-011). Each call
     uses a projection name of its own, so it folds all 1000 events.
     """
-    if Capability.PROJECTIONS not in store.capabilities or not isinstance(store, ExtendedStore):
+    if Capability.PROJECTIONS not in store.capabilities or not isinstance(store, ProjectionStore):
         return None
     from convledger.projections.builtins import SUMMARY
 
@@ -866,7 +868,7 @@ def search_queries(size: int, mode: str, count: int, *, seed: int = 13) -> list[
     return queries
 
 
-def _search(store: ExtendedStore, query: SearchQuery) -> tuple[Any, ...]:
+def _search(store: SearchStore, query: SearchQuery) -> tuple[Any, ...]:
     requester, text, authorize = query
     return store.search(requester, text, limit=SEARCH_LIMIT, authorize=authorize)
 
@@ -906,15 +908,15 @@ class SearchFloor:
         self.raw.close()
 
 
-def searchable(store: LedgerStore) -> ExtendedStore | None:
+def searchable(store: LedgerStore) -> SearchStore | None:
     """The store, when it declares capability ``search`` (else None: the figure is skipped)."""
-    if Capability.SEARCH in store.capabilities and isinstance(store, ExtendedStore):
+    if Capability.SEARCH in store.capabilities and isinstance(store, SearchStore):
         return store
     return None
 
 
 def search_figure(
-    store: ExtendedStore,
+    store: SearchStore,
     floor: SearchFloor,
     size: int,
     mode: str,
@@ -948,8 +950,8 @@ def search_figure(
 
 
 def search_scaling_figure(
-    small: ExtendedStore,
-    large: ExtendedStore,
+    small: SearchStore,
+    large: SearchStore,
     sizes: tuple[int, int],
     mode: str,
     rounds: int,
@@ -961,7 +963,7 @@ def search_scaling_figure(
     queries = {size: search_queries(size, mode, rounds + warmup, seed=17) for size in sizes}
     turns = {size: Counter() for size in sizes}
 
-    def searcher(store: ExtendedStore, size: int) -> Callable[[], None]:
+    def searcher(store: SearchStore, size: int) -> Callable[[], None]:
         def search() -> None:
             assert len(_search(store, queries[size][turns[size].next()])) == SEARCH_LIMIT
 

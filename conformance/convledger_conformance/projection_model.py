@@ -14,9 +14,9 @@ from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.projections.definition import ProjectionDefinition
+from convledger.projections.named import counting as counting
 from convledger.store import LedgerStore
 from convledger_conformance.model import read_whole
-from convledger.projections.named import counting as counting
 
 __all__ = ["counting", "expected_state", "ledger", "loose"]
 

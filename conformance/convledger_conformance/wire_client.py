@@ -53,6 +53,7 @@ from convledger.kinds import KindRegistry, default_registry
 from convledger.projections.definition import Checkpoint as ProjectionCheckpoint
 from convledger.projections.definition import ProjectionDefinition, ProjectionStatus
 from convledger.projections.fold import DEFAULT_MAX_EVENTS
+from convledger.projections.named import fold_name
 from convledger.runtime.operations import PurgeOutcome, RecoveryCursor, RecoveryPage
 from convledger.runtime.records import Run
 from convledger.runtime.state import Snapshot
@@ -64,7 +65,6 @@ from convledger.store import DEFAULT_READ_LIMIT, Capability, ImportReport, Ledge
 from convledger.wire import values
 from convledger.wire.frames import MAX_FRAME, FrameError, decode_body, encode_frame
 from convledger.wire.server import PROTOCOL_VERSION
-from convledger.projections.named import fold_name
 
 T = TypeVar("T")
 

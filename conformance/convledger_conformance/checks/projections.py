@@ -19,8 +19,9 @@ from hypothesis.stateful import run_state_machine_as_test
 from convledger import canonical
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import LedgerError
-from convledger.projections import STATE_SLOTS, SUMMARY, ProjectionDefinition
 from convledger.interface import require
+from convledger.projections import STATE_SLOTS, SUMMARY, ProjectionDefinition
+from convledger.projections.named import FAILURES, failing
 from convledger.projections.store import ProjectionStore
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
@@ -34,7 +35,6 @@ from convledger_conformance.checks._support import (
     run_property,
 )
 from convledger_conformance.profiles import scaled
-from convledger.projections.named import FAILURES, failing
 from convledger_conformance.projection_machine import build_projection_machine
 from convledger_conformance.projection_model import (
     counting,

@@ -14,8 +14,8 @@ from typing import Final
 
 from hypothesis.stateful import run_state_machine_as_test
 
-from convledger.runtime import Accept, PurgeOutcome, Terminal
 from convledger.interface import require
+from convledger.runtime import Accept, PurgeOutcome, Terminal
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
     STAMP,

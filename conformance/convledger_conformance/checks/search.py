@@ -14,8 +14,8 @@ from typing import Final
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
-from convledger.search import Hit
 from convledger.interface import require
+from convledger.search import Hit
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
     STAMP,

@@ -18,8 +18,8 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from convledger import canonical
 from convledger.canonical import JsonValue
-from convledger.spills import MAX_SPILL_BYTES
 from convledger.interface import require
+from convledger.spills import MAX_SPILL_BYTES
 from convledger.spills.store import SpillStore
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (

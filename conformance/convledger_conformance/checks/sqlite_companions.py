@@ -16,9 +16,9 @@ from functools import partial
 from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.projections import SUMMARY
+from convledger.sqlite import SqliteStore
 from convledger.store import Capability
 from convledger_conformance.checks._support import STAMP, drafts, fail, refused
-from convledger.sqlite import SqliteStore
 from convledger_conformance.checks.sqlite import plain, sqlite_store
 from convledger_conformance.projection_model import counting, expected_state, ledger
 from convledger_conformance.registry import CheckContext, check

@@ -19,6 +19,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from convledger import canonical
 from convledger.canonical import JsonValue
+from convledger.interface import require
 from convledger.memory import MemoryStore
 from convledger.runtime import (
     Accept,
@@ -33,7 +34,6 @@ from convledger.runtime import (
     Terminal,
     Transition,
 )
-from convledger.interface import require
 from convledger.runtime.store import TransitionStore
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
