@@ -17,8 +17,8 @@ from convledger.errors import LedgerError
 from convledger.kinds import default_registry
 from convledger.memory import MemoryStore
 from convledger.projections import STATE_SLOTS, SUMMARY, ProjectionDefinition
-from convledger.sqlite import SqliteStore
 from convledger.projections.store import ProjectionStore
+from convledger.sqlite import SqliteStore
 from convledger_conformance.projection_model import counting, expected_state
 
 STAMP = "2024-01-01T00:00:00Z"

@@ -12,8 +12,8 @@ from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
 from convledger.memory import MemoryStore
 from convledger.spills import MAX_SPILL_BYTES, SpillMetadata
-from convledger.sqlite import SqliteStore
 from convledger.spills.store import SpillStore
+from convledger.sqlite import SqliteStore
 
 STAMP = "2024-01-01T00:00:00Z"
 OPERATION: dict[str, JsonValue] = {"operationId": "op", "authorization": {"who": "u"}}
