@@ -132,10 +132,9 @@ def test_the_seam_runs_the_chosen_code() -> None:
     expected = "clear" if os.environ.get(codec.ENVIRONMENT) == "clear" else "fast"
     assert expected == codec.CHOSEN
     if codec.CHOSEN == "fast":
+        from convledger.fast import archive as fast_archive
         from convledger.fast import canonical as fast_canonical
         from convledger.fast import decode as fast_decode
-
-        from convledger.fast import archive as fast_archive
 
         assert codec.encode is fast_canonical.encode
         assert codec.decode_stored is fast_decode.decode_stored

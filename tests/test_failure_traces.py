@@ -15,6 +15,7 @@ from broken_stores import DropsLastOfFullPage, EventIdsUniquePerConversation, Sh
 from convledger.envelope import EventDraft
 from convledger.errors import LedgerError
 from convledger.memory import MemoryStore
+from convledger.projections.named import counting, fold_name
 from convledger.runtime.operations import RecoveryCursor
 from convledger.runtime.transitions import Accept
 from convledger.sqlite import new_file_store
@@ -25,7 +26,6 @@ from convledger_conformance.failure_traces import (
     minimize,
     reproduces,
 )
-from convledger.projections.named import counting, fold_name
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite

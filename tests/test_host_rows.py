@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from convledger.errors import DuplicateError, PurgedError
+from convledger.errors import DuplicateError, NotSupportedError, PurgedError
 from convledger.host import FakeClock, Host, events_of
 from convledger.host.rows import ChildLink, ScheduleRow
 from convledger.memory import MemoryStore
-from convledger.store import StoreBase
+from convledger.store import Capability
 from convledger_conformance.checks.facts import host_for
 
 
@@ -61,14 +61,10 @@ def test_schedule_rows_follow_their_facts_and_purge_drops_them() -> None:
 
 
 def test_a_store_without_rows_refuses_and_the_loop_still_records_events() -> None:
-    """The default primitives refuse with not_supported; the loop then appends events alone."""
+    """Without capability fact_rows the row operations refuse; the loop appends events alone."""
 
     class NoRows(MemoryStore):
-        def _write_fact_rows(self, *args: object) -> tuple[str, ...]:
-            return StoreBase._write_fact_rows(self, *args)  # type: ignore[arg-type]
-
-        def _fact_rows(self, *args: object) -> tuple[ChildLink | ScheduleRow, ...]:
-            return StoreBase._fact_rows(self, *args)  # type: ignore[arg-type]
+        declared = MemoryStore.declared - {Capability.FACT_ROWS}
 
     store = NoRows()
     host = host_for(Host, store)
@@ -76,3 +72,5 @@ def test_a_store_without_rows_refuses_and_the_loop_still_records_events() -> Non
     host.settle_child("p", "k", "running")
     kinds = [event.kind for event in events_of(store, "p")]
     assert kinds == ["child/spawned", "child/state", "child/state"]
+    with pytest.raises(NotSupportedError):
+        store.child_links("p")

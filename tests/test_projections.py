@@ -17,8 +17,8 @@ from convledger.errors import LedgerError
 from convledger.kinds import default_registry
 from convledger.memory import MemoryStore
 from convledger.projections import STATE_SLOTS, SUMMARY, ProjectionDefinition
+from convledger.projections.store import ProjectionStore
 from convledger.sqlite import SqliteStore
-from convledger.store import ExtendedStore
 from convledger_conformance.projection_model import counting, expected_state
 
 STAMP = "2024-01-01T00:00:00Z"
@@ -31,16 +31,16 @@ def slot(n: int, name: str = "s") -> EventDraft:
 
 
 @pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ExtendedStore]:
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ProjectionStore]:
     """A fresh store of each reference kind."""
-    made: ExtendedStore = (
+    made: ProjectionStore = (
         MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "p.sqlite")
     )
     yield made
     made.close()
 
 
-def observable(store: ExtendedStore) -> tuple[object, ...]:
+def observable(store: ProjectionStore) -> tuple[object, ...]:
     """Export bytes, heads and checkpoints: what a later call can observe."""
     return (store.export_conversation("c"), store.head("c"),
             store.load_checkpoint("c", "conformance.count"),
@@ -62,7 +62,7 @@ def _broken_definitions() -> list[object]:
 
 @pytest.mark.parametrize("definition", _broken_definitions(), ids=repr)
 def test_malformed_definition_refused_store_unchanged(
-    store: ExtendedStore, definition: object
+    store: ProjectionStore, definition: object
 ) -> None:
     """PRJ-001, PRJ-002: a malformed definition is invalid_input and the store is unchanged."""
     store.append("c", [slot(1), slot(2)])
@@ -75,7 +75,7 @@ def test_malformed_definition_refused_store_unchanged(
 
 
 @pytest.mark.parametrize("bound", [0, -3, 1_000_001, True, 1.5, "10", None])
-def test_bad_max_events_refused_store_unchanged(store: ExtendedStore, bound: object) -> None:
+def test_bad_max_events_refused_store_unchanged(store: ProjectionStore, bound: object) -> None:
     """PRJ-011: max_events outside 1..1 000 000 is invalid_input and changes nothing."""
     store.append("c", [slot(1)])
     before = observable(store)
@@ -167,7 +167,7 @@ def test_two_sqlite_handles_race_catch_ups(tmp_path: Path) -> None:
     second.close()
 
 
-def test_version_bump_equals_fresh_fold(store: ExtendedStore) -> None:
+def test_version_bump_equals_fresh_fold(store: ProjectionStore) -> None:
     """PRJ-020: after a bump, the checkpoint equals a fresh store's fold of the same events."""
     store.append("c", [slot(n) for n in range(1, 9)])
     store.catch_up("c", counting(version=1))
@@ -179,7 +179,7 @@ def test_version_bump_equals_fresh_fold(store: ExtendedStore) -> None:
     )
 
 
-def test_refused_fold_names_the_event(store: ExtendedStore) -> None:
+def test_refused_fold_names_the_event(store: ProjectionStore) -> None:
     """PRJ-031: the replay refusal names seq, kind and version; the checkpoint stays."""
     store.append("c", [slot(1)])
     store.append("c", [EventDraft(event_id="x", kind="retry/started", occurred_at=STAMP,
@@ -193,7 +193,7 @@ def test_refused_fold_names_the_event(store: ExtendedStore) -> None:
     assert store.load_checkpoint("c", only_slots.name) is None
 
 
-def test_archive_round_trip_with_custom_definition(store: ExtendedStore, tmp_path: Path) -> None:
+def test_archive_round_trip_with_custom_definition(store: ProjectionStore, tmp_path: Path) -> None:
     """PRJ-040, PRJ-044: checkpoints export and import byte-identically into the other store."""
     store.append("c", [slot(n, f"s{n % 2}") for n in range(1, 8)])
     store.catch_up("c", STATE_SLOTS)
@@ -220,7 +220,7 @@ def test_verify_checks_builtin_checkpoints_only() -> None:
     assert [(p.kind, p.requirement) for p in problems] == [("integrity", "PRJ-042")]
 
 
-def test_fold_changes_in_place_stay_private(store: ExtendedStore) -> None:
+def test_fold_changes_in_place_stay_private(store: ProjectionStore) -> None:
     """PRJ-003: a fold that mutates its state cannot reach the stored checkpoint or the schema."""
     held: list[JsonValue] = []
 
@@ -240,7 +240,7 @@ def test_fold_changes_in_place_stay_private(store: ExtendedStore) -> None:
     assert definition.initial_state == {}
 
 
-BAD_READS: list[tuple[str, Callable[[ExtendedStore], object]]] = [
+BAD_READS: list[tuple[str, Callable[[ProjectionStore], object]]] = [
     ("load_checkpoint name ''", lambda s: s.load_checkpoint("c", "")),
     ("load_checkpoint name 3", lambda s: s.load_checkpoint("c", 3)),  # type: ignore[arg-type]
     ("load_checkpoint conversation ''", lambda s: s.load_checkpoint("", "n")),
@@ -264,7 +264,7 @@ def _archive_of_other() -> bytes:
 
 @pytest.mark.parametrize(("what", "call"), BAD_READS, ids=[w for w, _ in BAD_READS])
 def test_bad_projection_calls_refused_store_unchanged(
-    store: ExtendedStore, what: str, call: Callable[[ExtendedStore], object]
+    store: ProjectionStore, what: str, call: Callable[[ProjectionStore], object]
 ) -> None:
     """PRJ-001, PRJ-043, ENV-005: every bad argument is invalid_input and changes nothing."""
     store.append("c", [slot(1), slot(2)])

@@ -12,31 +12,31 @@ from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
 from convledger.memory import MemoryStore
 from convledger.spills import MAX_SPILL_BYTES, SpillMetadata
+from convledger.spills.store import SpillStore
 from convledger.sqlite import SqliteStore
-from convledger.store import ExtendedStore
 
 STAMP = "2024-01-01T00:00:00Z"
 OPERATION: dict[str, JsonValue] = {"operationId": "op", "authorization": {"who": "u"}}
 
 
 @pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ExtendedStore]:
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SpillStore]:
     """A fresh store of each reference kind."""
-    made: ExtendedStore = (
+    made: SpillStore = (
         MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "s.sqlite")
     )
     yield made
     made.close()
 
 
-def put(store: ExtendedStore, reference: str, data: bytes, event_id: str,
+def put(store: SpillStore, reference: str, data: bytes, event_id: str,
         cid: str = "c") -> SpillMetadata:
     """A valid put."""
     return store.put_spill(cid, data, media_type="text/plain", operation=OPERATION,
                            reference=reference, event_id=event_id, occurred_at=STAMP)
 
 
-def observable(store: ExtendedStore) -> tuple[object, ...]:
+def observable(store: SpillStore) -> tuple[object, ...]:
     """Bundle bytes, head and what a get returns: what a later call can observe."""
     return store.export_bundle("c"), store.head("c"), store.get_spill(
         "c", "kept", authorize=lambda _: True
@@ -61,7 +61,7 @@ BAD_PUTS: list[tuple[str, object]] = [
 
 @pytest.mark.parametrize(("field", "value"), BAD_PUTS,
                          ids=[f"{f}-{str(v)[:12]!r}" for f, v in BAD_PUTS])
-def test_bad_put_refused_store_unchanged(store: ExtendedStore, field: str, value: object) -> None:
+def test_bad_put_refused_store_unchanged(store: SpillStore, field: str, value: object) -> None:
     """SPL-002 .. SPL-006, LED-003: a bad put is refused with a typed error, nothing changes."""
     put(store, "kept", b"kept bytes", "kept-event")
     before = observable(store)
@@ -76,7 +76,7 @@ def test_bad_put_refused_store_unchanged(store: ExtendedStore, field: str, value
     assert missing.value.kind == "not_found"
 
 
-def test_largest_object_accepted(store: ExtendedStore) -> None:
+def test_largest_object_accepted(store: SpillStore) -> None:
     """SPL-003: an object of exactly 16 MiB is stored and returned whole."""
     data = bytes(range(256)) * (MAX_SPILL_BYTES // 256)
     assert put(store, "big", data, "e-big").size == MAX_SPILL_BYTES
@@ -132,7 +132,7 @@ def test_bundle_travels_between_stores_byte_identically(tmp_path: Path) -> None:
     middle.close()
 
 
-def test_bundle_layout_is_the_specified_map(store: ExtendedStore) -> None:
+def test_bundle_layout_is_the_specified_map(store: SpillStore) -> None:
     """SPL-050: the bundle is deterministic CBOR of {archive, format, formatVersion, objects}."""
     put(store, "r", b"xyz", "e-1")
     bundle = store.export_bundle("c")
@@ -143,7 +143,7 @@ def test_bundle_layout_is_the_specified_map(store: ExtendedStore) -> None:
     assert cbor2.dumps(document, canonical=True) == bundle
 
 
-def test_plain_import_of_spills_refused(store: ExtendedStore, tmp_path: Path) -> None:
+def test_plain_import_of_spills_refused(store: SpillStore, tmp_path: Path) -> None:
     """SPL-042: a plain archive with spill metadata is refused and leaves nothing."""
     put(store, "r", b"xyz", "e-1")
     data = store.export_conversation("c")
@@ -161,7 +161,7 @@ REVOKE: list[tuple[str, Callable[[JsonValue], object]]] = [
 
 
 @pytest.mark.parametrize(("what", "callback"), REVOKE, ids=[w for w, _ in REVOKE])
-def test_only_true_grants(store: ExtendedStore, what: str, callback: Callable[[JsonValue],
+def test_only_true_grants(store: SpillStore, what: str, callback: Callable[[JsonValue],
                                                                               object]) -> None:
     """SPL-020: any answer but True is unauthorized, and the object stays for later grants."""
     put(store, "r", b"xyz", "e-1")
@@ -171,7 +171,7 @@ def test_only_true_grants(store: ExtendedStore, what: str, callback: Callable[[J
     assert store.get_spill("c", "r", authorize=lambda _: True) == b"xyz"
 
 
-def test_appended_spill_event_of_a_dead_reference_allowed(store: ExtendedStore) -> None:
+def test_appended_spill_event_of_a_dead_reference_allowed(store: SpillStore) -> None:
     """SPL-008: append may record spill events only for references that are not live."""
     store.append("c", [_event("spill/deleted", {"reference": "old", "bytes": 3})])
     put(store, "old", b"new", "e-1")
@@ -188,7 +188,7 @@ def _event(kind: str, payload: JsonValue, event_id: str = "x1") -> object:
     return EventDraft(event_id=event_id, kind=kind, occurred_at=STAMP, payload=payload)
 
 
-BAD_CALLS: list[tuple[str, str, Callable[[ExtendedStore], object]]] = [
+BAD_CALLS: list[tuple[str, str, Callable[[SpillStore], object]]] = [
     ("get reference ''", "invalid_input",
      lambda s: s.get_spill("c", "", authorize=lambda _: True)),
     ("get authorize None", "invalid_input",
@@ -218,7 +218,7 @@ BAD_CALLS: list[tuple[str, str, Callable[[ExtendedStore], object]]] = [
 
 @pytest.mark.parametrize(("what", "kind", "call"), BAD_CALLS, ids=[w for w, _, _ in BAD_CALLS])
 def test_bad_spill_calls_refused_store_unchanged(
-    store: ExtendedStore, what: str, kind: str, call: Callable[[ExtendedStore], object]
+    store: SpillStore, what: str, kind: str, call: Callable[[SpillStore], object]
 ) -> None:
     """SPL-005, SPL-020, SPL-030, SPL-051: every bad call has its typed refusal, nothing changes."""
     put(store, "kept", b"kept bytes", "kept-event")

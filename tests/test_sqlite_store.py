@@ -169,7 +169,7 @@ def test_file_store_declares_its_capabilities(store: SqliteStore) -> None:
     assert store.capabilities == frozenset({
         Capability.LEDGER, Capability.PERSISTENCE, Capability.MIGRATION,
         Capability.MULTI_PROCESS, Capability.TRANSITIONS, Capability.PURGE,
-        Capability.PROJECTIONS, Capability.SPILLS, Capability.SEARCH,
+        Capability.PROJECTIONS, Capability.SPILLS, Capability.SEARCH, Capability.FACT_ROWS,
     })
 
 
@@ -178,7 +178,7 @@ def test_memory_store_declares_no_persistence() -> None:
     store = memory_store_factory()()
     assert store.capabilities == frozenset({
         Capability.LEDGER, Capability.TRANSITIONS, Capability.PURGE,
-        Capability.PROJECTIONS, Capability.SPILLS, Capability.SEARCH,
+        Capability.PROJECTIONS, Capability.SPILLS, Capability.SEARCH, Capability.FACT_ROWS,
     })
     store.append("c", [draft("e")])
     with pytest.raises(LedgerError) as caught:

@@ -18,10 +18,9 @@ import pytest
 from convledger.canonical import JsonValue
 from convledger.errors import InvalidInputError, UnauthorizedError
 from convledger.memory import MemoryStore
+from convledger.projections.named import counting, failing
 from convledger.wire.frames import encode_frame
 from convledger.wire.server import PROTOCOL_VERSION, WireServer
-from convledger.projections.named import counting, failing
-from convledger_conformance.projection_model import extended
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite
@@ -43,15 +42,14 @@ def served(request: pytest.FixtureRequest) -> Iterator[WireStoreFactory]:
 
 def put(store: Any, reference: str = "r", data: bytes = b"\x00\xffdata") -> None:
     """Put one spill granted to ``GRANT``."""
-    extended(store).put_spill("c", data, media_type="application/octet-stream",
-                              operation={"operationId": "op", "authorization": GRANT},
-                              reference=reference, event_id=f"put-{reference}",
-                              occurred_at=STAMP)
+    store.put_spill("c", data, media_type="application/octet-stream",
+                    operation={"operationId": "op", "authorization": GRANT},
+                    reference=reference, event_id=f"put-{reference}", occurred_at=STAMP)
 
 
 def test_get_spill_asks_the_client_callback_each_time(served: WireStoreFactory) -> None:
     """get_spill calls the client's callback with the descriptor on every call; bytes are exact."""
-    store = extended(served())
+    store = served()
     put(store)
     asked: list[object] = []
 
@@ -66,7 +64,7 @@ def test_get_spill_asks_the_client_callback_each_time(served: WireStoreFactory) 
 
 def test_only_exactly_true_grants_over_the_wire(served: WireStoreFactory) -> None:
     """A truthy answer, a raising callback or a revoked grant is unauthorized (WIR-032)."""
-    store = extended(served())
+    store = served()
     put(store)
 
     def raising(_: JsonValue) -> bool:
@@ -81,7 +79,7 @@ def test_only_exactly_true_grants_over_the_wire(served: WireStoreFactory) -> Non
 
 def test_bundles_travel_as_bytes(served: WireStoreFactory) -> None:
     """export_bundle gives bytes that import_bundle takes back unchanged (WIR-016)."""
-    source, target = extended(served()), extended(served())
+    source, target = served(), served()
     put(source, data=bytes(range(256)))
     bundle = source.export_bundle("c")
     assert isinstance(bundle, bytes)
@@ -105,10 +103,10 @@ def test_search_asks_only_about_foreign_conversations() -> None:
             asked.append(cid)
             return cid == "a"
 
-        hits = extended(store).search("me", "needle", authorize=only_a)
+        hits = store.search("me", "needle", authorize=only_a)
         assert [(hit.conversation_id, hit.seq) for hit in hits] == [("me", 1), ("a", 1)]
         assert sorted(asked) == ["a", "b"]
-        assert [hit.conversation_id for hit in extended(store).search("me", "needle")] == ["me"]
+        assert [hit.conversation_id for hit in store.search("me", "needle")] == ["me"]
     finally:
         factory.close()
 
@@ -120,11 +118,11 @@ def test_named_folds_run_in_the_server(served: WireStoreFactory) -> None:
 
     store.append("c", drafts("c", 4))
     definition = counting(version=3)
-    checkpoint = extended(store).catch_up("c", definition, max_events=3)
+    checkpoint = store.catch_up("c", definition, max_events=3)
     assert (checkpoint.upto_seq, checkpoint.state) == (3, {"count": 3, "seqs": [3, 6, 9]})
-    assert extended(store).projection_status("c", definition.name).head == 4
+    assert store.projection_status("c", definition.name).head == 4
     with pytest.raises(InvalidInputError):
-        extended(store).catch_up("c", failing("raises"))
+        store.catch_up("c", failing("raises"))
 
 
 def test_a_fold_without_a_name_is_refused_by_the_client(served: WireStoreFactory) -> None:
@@ -133,7 +131,7 @@ def test_a_fold_without_a_name_is_refused_by_the_client(served: WireStoreFactory
     unnamed = counting(name="plain")
     object.__setattr__(unnamed, "fold", lambda state, envelope: state)
     with pytest.raises(InvalidInputError):
-        extended(store).catch_up("c", unnamed)
+        store.catch_up("c", unnamed)
 
 
 def test_a_stray_request_during_a_callback_is_answered_after_the_pending_one() -> None:

@@ -41,11 +41,12 @@ import attrs
 from convledger import canonical
 from convledger.envelope import EventDraft
 from convledger.errors import LedgerError
+from convledger.interface import unchecked
 from convledger.projections.definition import ProjectionDefinition
+from convledger.projections.named import fold_name
 from convledger.runtime.operations import RecoveryCursor
 from convledger.store import DEFAULT_READ_LIMIT, Capability, LedgerStore
 from convledger.wire.values import Unencodable, definition_out, drafts_out, transition_out
-from convledger.projections.named import fold_name
 from convledger_conformance.registry import Check, CheckContext, StoreFactory
 from convledger_conformance.traces import (
     FORMAT,
@@ -76,7 +77,8 @@ class RecordingStore:
     """
 
     def __init__(self, store: LedgerStore, log: Log, lock: threading.Lock) -> None:
-        self._store = store
+        # a pass-through: each call reaches the store, which refuses what it does not declare
+        self._store = unchecked(store)
         self._log = log
         self._lock = lock
 
@@ -194,20 +196,20 @@ class RecordingStore:
             if "max_events" in options:
                 made["maxEvents"] = options["max_events"]
             return made
-        return self._logged(step, lambda: self._store.catch_up(  # type: ignore[attr-defined]
-            conversation_id, definition, **options))
+        return self._logged(step, lambda: self._store.catch_up(
+            conversation_id, definition, **options))  # type: ignore[arg-type]
 
     def load_checkpoint(self, conversation_id: str, name: str) -> Any:
         """``load_checkpoint``, logged."""
         return self._logged(
             lambda: {"op": "loadCheckpoint", "conversationId": conversation_id, "name": name},
-            lambda: self._store.load_checkpoint(conversation_id, name))  # type: ignore[attr-defined]
+            lambda: self._store.load_checkpoint(conversation_id, name))
 
     def projection_status(self, conversation_id: str, name: str) -> Any:
         """``projection_status``, logged."""
         return self._logged(
             lambda: {"op": "projectionStatus", "conversationId": conversation_id, "name": name},
-            lambda: self._store.projection_status(  # type: ignore[attr-defined]
+            lambda: self._store.projection_status(
                 conversation_id, name))
 
     def purge(self, conversation_id: str) -> Any:
@@ -240,7 +242,7 @@ class RecordingFactory:
         log: Log = []
         with self._lock:
             self.logs.append(log)
-        return RecordingStore(self._factory(), log, self._lock)  # type: ignore[return-value]
+        return RecordingStore(self._factory(), log, self._lock)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._factory, name)

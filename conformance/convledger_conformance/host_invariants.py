@@ -39,6 +39,7 @@ from convledger.host import (
     events_of,
 )
 from convledger.host.messages import body_sha, instructions_sha, ledger_form, message_sha
+from convledger.runtime.store import TransitionStore
 from convledger.store import LedgerStore
 
 Problem = tuple[tuple[str, ...], str]
@@ -124,7 +125,7 @@ class Driven:
 
 def drive(
     host_class: type[Host],
-    store: LedgerStore,
+    store: TransitionStore,
     *,
     seed: int | None,
     turns: int,

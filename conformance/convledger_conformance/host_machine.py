@@ -29,8 +29,10 @@ from convledger.host import (
 )
 from convledger.host.fakes import OUTCOMES
 from convledger.host.rules import LEAVE_CHILDREN, LIVE_CHILD_STATES, STOP_CHILDREN
+from convledger.interface import require
 from convledger.runtime.records import RESERVED_REASONS
-from convledger.store import LedgerStore
+from convledger.runtime.store import TransitionStore
+from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import fail
 from convledger_conformance.host_invariants import CONVERSATION, Driven, Witness, provider_problems
 
@@ -51,7 +53,7 @@ def build_host_machine(
 
         def __init__(self) -> None:
             super().__init__()
-            self.store = factory()
+            self.store: TransitionStore = require(factory(), Capability.TRANSITIONS)
             self.provider = FakeProvider()
             self.witness = Witness(self.store, self.provider)
             self.executor = FakeChildExecutor()

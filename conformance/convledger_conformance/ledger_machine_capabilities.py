@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
 from convledger.errors import LedgerError, NotSupportedError
+from convledger.interface import require, unchecked
 from convledger.store import Capability
 from convledger_conformance.ledger_machine_core import CONVERSATIONS, LedgerMachineCore
 from convledger_conformance.ledger_machine_operations import OPTIONAL_OPERATIONS
@@ -48,7 +49,7 @@ class LedgerCapabilityRules(LedgerMachineCore):
         """LED-015: after reopen the store returns the same ledgers, heads and exports."""
         before = {c: self.store.export_conversation(c) for c in self.model.conversations()}
         try:
-            self.store = self.store.reopen()
+            self.store = require(self.store, Capability.PERSISTENCE).reopen()
         except LedgerError as error:
             fail(("LED-015",), f"reopen of a store declaring persistence failed: {error!r}")
         after = {c: self.store.export_conversation(c) for c in self.model.conversations()}
@@ -62,7 +63,7 @@ class LedgerCapabilityRules(LedgerMachineCore):
         """CAP-002: a store without capability persistence refuses reopen as ``not_supported``."""
         before = state_digest(self.store, self.known)
         try:
-            self.store.reopen()
+            unchecked(self.store).reopen()  # CAP-002: called to be refused
         except NotSupportedError:
             pass
         except Exception as error:

@@ -17,7 +17,10 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from convledger import canonical
 from convledger.envelope import EventDraft
-from convledger_conformance.projection_model import counting, expected_state, extended, ledger
+from convledger.interface import require
+from convledger.projections.store import ProjectionStore
+from convledger.store import Capability
+from convledger_conformance.projection_model import counting, expected_state, ledger
 from convledger_conformance.registry import CheckFailure, StoreFactory
 
 NAMES = ("p", "q")
@@ -32,7 +35,7 @@ def build_projection_machine(factory: StoreFactory) -> type[RuleBasedStateMachin
 
         def __init__(self) -> None:
             super().__init__()
-            self.store = factory()
+            self.store: ProjectionStore = require(factory(), Capability.PROJECTIONS)
             self.versions = {name: 1 for name in NAMES}
             self.last = {name: (1, 0) for name in NAMES}
             self.count = 0
@@ -55,14 +58,14 @@ def build_projection_machine(factory: StoreFactory) -> type[RuleBasedStateMachin
 
         @rule(name=st.sampled_from(NAMES), bound=st.integers(1, 6))
         def catch_up(self, name: str, bound: int) -> None:
-            extended(self.store).catch_up(
+            self.store.catch_up(
                 CONVERSATION, counting(name, self.versions[name]), max_events=bound
             )
 
         @rule(name=st.sampled_from(NAMES))
         def bump_version(self, name: str) -> None:
             self.versions[name] += 1
-            extended(self.store).catch_up(CONVERSATION, counting(name, self.versions[name]))
+            self.store.catch_up(CONVERSATION, counting(name, self.versions[name]))
 
         @rule(name=st.sampled_from(NAMES))
         def concurrent_catch_up(self, name: str) -> None:
@@ -71,7 +74,7 @@ def build_projection_machine(factory: StoreFactory) -> type[RuleBasedStateMachin
 
             def run(bound: int) -> None:
                 try:
-                    extended(self.store).catch_up(CONVERSATION, definition, max_events=bound)
+                    self.store.catch_up(CONVERSATION, definition, max_events=bound)
                 except BaseException as error:
                     errors.append(error)
 
@@ -89,8 +92,8 @@ def build_projection_machine(factory: StoreFactory) -> type[RuleBasedStateMachin
             events = ledger(self.store, CONVERSATION)
             head = events[-1].seq if events else 0
             for name in NAMES:
-                stored = extended(self.store).load_checkpoint(CONVERSATION, name)
-                status = extended(self.store).projection_status(CONVERSATION, name)
+                stored = self.store.load_checkpoint(CONVERSATION, name)
+                status = self.store.projection_status(CONVERSATION, name)
                 if stored is None:
                     continue
                 if status.upto_seq != stored.upto_seq or status.head != head:

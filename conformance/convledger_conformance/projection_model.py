@@ -14,16 +14,11 @@ from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.projections.definition import ProjectionDefinition
-from convledger.store import ExtendedStore, LedgerStore
-from convledger_conformance.model import read_whole
 from convledger.projections.named import counting as counting
+from convledger.store import LedgerStore
+from convledger_conformance.model import read_whole
 
-__all__ = ["counting", "expected_state", "extended", "ledger", "loose"]
-
-
-def extended(store: LedgerStore) -> ExtendedStore:
-    """The store as the protocol of chapters PRJ, SPL and SRC (capabilities checked apart)."""
-    return cast(ExtendedStore, store)
+__all__ = ["counting", "expected_state", "ledger", "loose"]
 
 
 def loose(value: object) -> Any:

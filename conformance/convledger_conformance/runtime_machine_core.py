@@ -24,9 +24,11 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant
 from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
+from convledger.interface import require
 from convledger.runtime import Fence, RecoveryCursor, Run, comparable, rebuild
 from convledger.runtime.records import Message
-from convledger.store import LedgerStore
+from convledger.runtime.store import TransitionStore
+from convledger.store import Capability
 from convledger_conformance.model import read_whole
 from convledger_conformance.registry import CheckFailure, StoreFactory
 from convledger_conformance.runtime_model import (
@@ -63,7 +65,7 @@ class RuntimeMachineCore(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.store: LedgerStore = type(self).factory()
+        self.store: TransitionStore = require(type(self).factory(), Capability.TRANSITIONS)
         self.model = RuntimeModel()
         self.counter = 0
         self.dirty: set[str] = set()

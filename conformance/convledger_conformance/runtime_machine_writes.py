@@ -17,8 +17,10 @@ from hypothesis.stateful import precondition, rule
 from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.envelope import EventDraft
+from convledger.interface import require
 from convledger.runtime import Accept
 from convledger.runtime.view import Status
+from convledger.store import Capability
 from convledger_conformance.runtime_machine_core import RuntimeMachineCore
 from convledger_conformance.runtime_model import RUNTIME_KINDS_ON_APPEND, outcome_json
 from convledger_conformance.runtime_support import CONV, CONVERSATIONS, STAMPS, compare_reads, fail
@@ -62,13 +64,14 @@ class RuntimeWriteRules(RuntimeMachineCore):
         """
         if chance:
             return
+        purging = require(self.store, Capability.PURGE)  # with_purge: the store declares purge
         conversation = CONVERSATIONS[conv]
         state = self.model.state(conversation)
         if conversation not in self.model.purged and state.active_runs():
-            self._refusal(partial(self.store.purge, conversation), "conflict", ("TRN-091",),
+            self._refusal(partial(purging.purge, conversation), "conflict", ("TRN-091",),
                           conversation, "purge with an active run")
             return
-        answer = self._call(partial(self.store.purge, conversation), ("TRN-090",), "purge")
+        answer = self._call(partial(purging.purge, conversation), ("TRN-090",), "purge")
         want = "already_purged" if conversation in self.model.purged else "purged"
         if answer.value != want:
             fail(("TRN-090",), f"purge of {conversation!r} answered {answer.value!r}, "
@@ -93,7 +96,7 @@ class RuntimeWriteRules(RuntimeMachineCore):
         if canonical.encode(companions["companions"]) != canonical.encode(want):
             fail(("TRN-103", "TRN-107"), f"the export of {conversation!r} carries companions "
                  f"{companions['companions']!r}, expected {want!r}")
-        other = type(self).factory()
+        other = require(type(self).factory(), Capability.TRANSITIONS)
         try:
             self._call(partial(other.import_conversation, data), ("TRN-105",), "import")
             if other.export_conversation(conversation) != data:

@@ -21,7 +21,7 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
 from convledger.runtime import Accept, Acquire, Fence, Outcome, Run, Terminal
-from convledger.store import LedgerStore
+from convledger.runtime.store import TransitionStore
 from convledger_conformance.runtime_model import RuntimeModel, decision_json, outcome_json
 from convledger_conformance.runtime_support import (
     AT,
@@ -37,7 +37,7 @@ from convledger_conformance.runtime_support import (
 class RaceRules(RuleBasedStateMachine):
     """Rules that run two transitions at once; the machine supplies store, model and draws."""
 
-    store: LedgerStore
+    store: TransitionStore
     model: RuntimeModel
     dirty: set[str]
 

@@ -19,8 +19,8 @@ from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.errors import LedgerError
 from convledger.runtime import RuntimeState
+from convledger.runtime.store import TransitionStore
 from convledger.runtime.transitions import Transition
-from convledger.store import LedgerStore
 from convledger_conformance.model import envelope_wire
 from convledger_conformance.registry import CheckFailure
 from convledger_conformance.runtime_model import (
@@ -97,7 +97,7 @@ def copy_model(model: RuntimeModel) -> RuntimeModel:
     return copied
 
 
-def snapshot_of_store(store: LedgerStore, conversation: str) -> JsonValue:
+def snapshot_of_store(store: TransitionStore, conversation: str) -> JsonValue:
     """``load_snapshot`` as JSON, None when it is refused with not_found (TRN-082)."""
     try:
         snapshot = store.load_snapshot(conversation)
@@ -113,7 +113,7 @@ def snapshot_of_store(store: LedgerStore, conversation: str) -> JsonValue:
 
 
 def compare_reads(
-    store: LedgerStore, conversation: str, model: RuntimeState, ids: tuple[str, ...]
+    store: TransitionStore, conversation: str, model: RuntimeState, ids: tuple[str, ...]
 ) -> None:
     """The bounded reads of ``store`` answer what ``model`` holds (TRN-080 .. TRN-082)."""
     snapshot = snapshot_of_store(store, conversation)

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from convledger.envelope import Envelope, EventDraft
-from convledger_conformance.projection_model import extended
+from convledger.interface import require
+from convledger.search.store import SearchStore
+from convledger.store import Capability
 from convledger_conformance.registry import CheckFailure, StoreFactory
 from convledger_conformance.search_model import expected_hits
 
@@ -28,7 +30,7 @@ def build_search_machine(factory: StoreFactory) -> type[RuleBasedStateMachine]:
 
         def __init__(self) -> None:
             super().__init__()
-            self.store = factory()
+            self.store: SearchStore = require(factory(), Capability.SEARCH)
             self.ledgers: dict[str, list[Envelope]] = {}
             self.count = 0
 
@@ -53,7 +55,7 @@ def build_search_machine(factory: StoreFactory) -> type[RuleBasedStateMachine]:
         ) -> None:
             scope = sorted(granted | {CONVERSATIONS[0]}) if scoped else None
             allow = granted.__contains__
-            hits = extended(self.store).search(
+            hits = self.store.search(
                 requester, word, limit=limit, authorize=allow, scope=scope
             )
             got = [(hit.conversation_id, hit.seq) for hit in hits]

@@ -15,7 +15,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
-from convledger_conformance.projection_model import extended
+from convledger.interface import require
+from convledger.spills.store import SpillStore
+from convledger.store import Capability
 from convledger_conformance.registry import CheckFailure, StoreFactory
 
 CONVERSATIONS = ("a", "b")
@@ -31,7 +33,7 @@ def build_spill_machine(factory: StoreFactory) -> type[RuleBasedStateMachine]:
 
         def __init__(self) -> None:
             super().__init__()
-            self.store = factory()
+            self.store: SpillStore = require(factory(), Capability.SPILLS)
             self.live: dict[tuple[str, str], tuple[bytes, str]] = {}
             self.granted: dict[str, bool] = {}
             self.count = 0
@@ -52,7 +54,7 @@ def build_spill_machine(factory: StoreFactory) -> type[RuleBasedStateMachine]:
         def put(self, cid: str, ref: str, data: bytes) -> None:
             grant = f"g-{self.count}"
             try:
-                extended(self.store).put_spill(
+                self.store.put_spill(
                     cid, data, media_type="application/octet-stream",
                     operation={"operationId": grant, "authorization": {"grant": grant}},
                     reference=ref, event_id=self._next(), occurred_at=STAMP,
@@ -76,7 +78,7 @@ def build_spill_machine(factory: StoreFactory) -> type[RuleBasedStateMachine]:
         def get(self, cid: str, ref: str) -> None:
             live = self.live.get((cid, ref))
             try:
-                got = extended(self.store).get_spill(cid, ref, authorize=self.authorize)
+                got = self.store.get_spill(cid, ref, authorize=self.authorize)
             except LedgerError as error:
                 want = "not_found" if live is None else (
                     "unauthorized" if not self.granted[live[1]] else "none")
@@ -95,8 +97,7 @@ def build_spill_machine(factory: StoreFactory) -> type[RuleBasedStateMachine]:
         @rule(cid=st.sampled_from(CONVERSATIONS), ref=st.sampled_from(REFERENCES))
         def delete(self, cid: str, ref: str) -> None:
             try:
-                extended(self.store).delete_spill(cid, ref, event_id=self._next(),
-                                                  occurred_at=STAMP)
+                self.store.delete_spill(cid, ref, event_id=self._next(), occurred_at=STAMP)
             except LedgerError as error:
                 if (cid, ref) in self.live or error.kind != "not_found":
                     raise CheckFailure(("SPL-031",), f"delete refused as {error.kind}") from error

@@ -62,6 +62,7 @@ import attrs
 from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
+from convledger.interface import require
 from convledger.memory import MemoryStore
 from convledger.runtime.operations import RecoveryCursor
 from convledger.store import Capability, LedgerStore
@@ -118,7 +119,7 @@ def perform(store: LedgerStore, step: Step, fresh: Callable[[], LedgerStore]) ->
 
 
 def _transition(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
-    outcome = store.transition(
+    outcome = require(store, Capability.TRANSITIONS).transition(
         step["conversationId"],
         transition_in({"type": step["type"], "input": step["input"]}),  # type: ignore[arg-type]
         event_id=step["eventId"],
@@ -162,39 +163,40 @@ def _catch_up(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
     from convledger.projections.named import resolve
 
     options = {"max_events": step["maxEvents"]} if "maxEvents" in step else {}
-    definition = definition_in(step["definition"], resolve)
-    checkpoint = store.catch_up(  # type: ignore[attr-defined]
+    definition: Any = definition_in(step["definition"], resolve)  # as it came: the store refuses
+    checkpoint = require(store, Capability.PROJECTIONS).catch_up(
         step["conversationId"], definition, **options)
     return {"checkpoint": checkpoint_out(checkpoint)}
 
 
 def _load_checkpoint(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
-    checkpoint = store.load_checkpoint(  # type: ignore[attr-defined]
+    checkpoint = require(store, Capability.PROJECTIONS).load_checkpoint(
         step["conversationId"], step["name"])
     return {"checkpoint": checkpoint_out(checkpoint)}
 
 
 def _projection_status(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
-    status = store.projection_status(  # type: ignore[attr-defined]
+    status = require(store, Capability.PROJECTIONS).projection_status(
         step["conversationId"], step["name"])
     return status_out(status)
 
 
 def _purge(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
-    return {"outcome": store.purge(step["conversationId"]).value}
+    return {"outcome": require(store, Capability.PURGE).purge(step["conversationId"]).value}
 
 
 def _load_run(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
-    run = store.load_run(step["conversationId"], step["runId"])
+    run = require(store, Capability.TRANSITIONS).load_run(step["conversationId"], step["runId"])
     return {"run": None if run is None else run.to_json()}
 
 
 def _list_active(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
-    return {"runIds": [run.run_id for run in store.list_active_runs(step["conversationId"])]}
+    runs = require(store, Capability.TRANSITIONS).list_active_runs(step["conversationId"])
+    return {"runIds": [run.run_id for run in runs]}
 
 
 def _snapshot(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
-    snapshot = store.load_snapshot(step["conversationId"])
+    snapshot = require(store, Capability.TRANSITIONS).load_snapshot(step["conversationId"])
     return {
         "head": snapshot.head.to_json(),
         "activeRunIds": [run.run_id for run in snapshot.active_runs],
@@ -205,7 +207,8 @@ def _snapshot(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
 def _scan(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
     after = step.get("after")
     cursor = None if after is None else RecoveryCursor(after[0], after[1])
-    page = store.scan_recoverable(after=cursor, limit=step["limit"])
+    runs = require(store, Capability.TRANSITIONS)
+    page = runs.scan_recoverable(after=cursor, limit=step["limit"])
     return {
         "runs": [[run.conversation_id, run.run_id] for run in page.runs],
         "next": None if page.next is None else [page.next.conversation_id, page.next.ordinal],

@@ -47,12 +47,17 @@ from functools import partial
 from typing import IO, Any, Final, TypeVar
 
 from convledger.canonical import JsonValue
+from convledger.capabilities import not_supported
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import InvalidInputError, LedgerError
+from convledger.handles import StoreLocator
+from convledger.host.rows import Appends, ChildLink, FactRow, ScheduleRow
+from convledger.interface import EveryOperation
 from convledger.kinds import KindRegistry, default_registry
 from convledger.projections.definition import Checkpoint as ProjectionCheckpoint
 from convledger.projections.definition import ProjectionDefinition, ProjectionStatus
 from convledger.projections.fold import DEFAULT_MAX_EVENTS
+from convledger.projections.named import fold_name
 from convledger.runtime.operations import PurgeOutcome, RecoveryCursor, RecoveryPage
 from convledger.runtime.records import Run
 from convledger.runtime.state import Snapshot
@@ -64,7 +69,6 @@ from convledger.store import DEFAULT_READ_LIMIT, Capability, ImportReport, Ledge
 from convledger.wire import values
 from convledger.wire.frames import MAX_FRAME, FrameError, decode_body, encode_frame
 from convledger.wire.server import PROTOCOL_VERSION
-from convledger.projections.named import fold_name
 
 T = TypeVar("T")
 
@@ -313,8 +317,8 @@ class WireStoreFactory:
             self._connection = WireConnection(self.command, timeout=self.timeout)
         return self._connection
 
-    def __call__(self) -> LedgerStore:
-        """A new empty store (``newStore``)."""
+    def __call__(self) -> EveryOperation:
+        """A new empty store (``newStore``), with every operation (the server refuses the rest)."""
         connection = self.connection
         return WireStore(connection, connection.request("newStore", {}))
 
@@ -607,6 +611,28 @@ class WireStore:
 
         value = self._call("search", build, callback=_callback(authorize))
         return _reply(values.hits_in, value)
+
+    def write_fact_rows(
+        self, row: FactRow, appends: Appends, *, skip_purged: bool = False
+    ) -> tuple[str, ...]:
+        """Refused: the wire protocol carries no fact rows (WIR-021)."""
+        raise not_supported(Capability.FACT_ROWS, "write_fact_rows")
+
+    def child_links(self, parent_conversation_id: str) -> tuple[ChildLink, ...]:
+        """Refused: the wire protocol carries no fact rows (WIR-021)."""
+        raise not_supported(Capability.FACT_ROWS, "child_links")
+
+    def schedules(self, conversation_id: str) -> tuple[ScheduleRow, ...]:
+        """Refused: the wire protocol carries no fact rows (WIR-021)."""
+        raise not_supported(Capability.FACT_ROWS, "schedules")
+
+    def open_handle(self) -> LedgerStore:
+        """Refused: the wire protocol carries no other handles (WIR-021)."""
+        raise not_supported(Capability.MULTI_PROCESS, "open_handle")
+
+    def locator(self) -> StoreLocator:
+        """Refused: the wire protocol carries no locators (WIR-021)."""
+        raise not_supported(Capability.MULTI_PROCESS, "locator")
 
     def close(self) -> None:
         """``close``; a no-op once closed or when the server is already gone."""

@@ -27,6 +27,7 @@ from convledger.host import (
 )
 from convledger.host.rows import ChildLink
 from convledger.host.rules import LEAVE_CHILDREN, STOP_CHILDREN
+from convledger.interface import require
 from convledger.projections.builtins import fold_state_slots
 from convledger.runtime.records import RESERVED_REASONS
 from convledger.sqlite import SqliteStore
@@ -194,10 +195,11 @@ def check_children_fate_table(ctx: CheckContext) -> None:
 
 def purged_parent(store: LedgerStore, *, host_class: type[Host] = Host) -> None:
     """A child settling after its parent's purge records on its own side only (FCT-023)."""
+    purging = require(store, Capability.PURGE)
     host = host_for(host_class, store)
     host.spawn_child(PARENT, "kid", budget={})
     host.settle_child(PARENT, "kid", "running")
-    store.purge(PARENT)
+    purging.purge(PARENT)
     host.settle_child(PARENT, "kid", "finished")
     own = [payload["state"] for _, payload in facts(store, "kid", "child/state")]
     if own != ["spawned", "running", "finished"] or store.head(PARENT) != 0:

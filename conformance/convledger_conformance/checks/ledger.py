@@ -15,6 +15,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import ConflictError, LedgerError
+from convledger.interface import require
 from convledger.store import Capability, LedgerStore
 from convledger_conformance import strategies as gen
 from convledger_conformance.checks._support import (
@@ -372,7 +373,7 @@ def check_reopen_keeps_everything(ctx: CheckContext) -> None:
             store.append("c/\x00", batch)
             before = (store.head("c/\x00"), ledger_bytes(store, "c/\x00"),
                       store.export_conversation("c/\x00"))
-            store = accepted(store.reopen, "LED-015", "reopen")
+            store = accepted(require(store, Capability.PERSISTENCE).reopen, "LED-015", "reopen")
             after = (store.head("c/\x00"), ledger_bytes(store, "c/\x00"),
                      store.export_conversation("c/\x00"))
             if after != before:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from functools import partial
+from typing import Final
 
 import attrs
 from hypothesis import strategies as st
@@ -18,7 +19,10 @@ from hypothesis.stateful import run_state_machine_as_test
 from convledger import canonical
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import LedgerError
+from convledger.interface import require
 from convledger.projections import STATE_SLOTS, SUMMARY, ProjectionDefinition
+from convledger.projections.named import FAILURES, failing
+from convledger.projections.store import ProjectionStore
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
     accepted,
@@ -31,24 +35,22 @@ from convledger_conformance.checks._support import (
     run_property,
 )
 from convledger_conformance.profiles import scaled
-from convledger.projections.named import FAILURES, failing
 from convledger_conformance.projection_machine import build_projection_machine
 from convledger_conformance.projection_model import (
     counting,
     expected_state,
-    extended,
     ledger,
     loose,
 )
 from convledger_conformance.registry import CheckContext, check
 
-PRJ = Capability.PROJECTIONS
+PRJ: Final = Capability.PROJECTIONS
 
 
-def _same_state(store: LedgerStore, cid: str, definition: ProjectionDefinition,
+def _same_state(store: ProjectionStore, cid: str, definition: ProjectionDefinition,
                 ids: str | tuple[str, ...], what: str) -> int:
     """Fail ``ids`` unless the stored checkpoint is the model's fold; return its uptoSeq."""
-    stored = extended(store).load_checkpoint(cid, definition.name)
+    stored = store.load_checkpoint(cid, definition.name)
     events = ledger(store, cid)
     head = events[-1].seq if events else 0
     if stored is None:
@@ -82,16 +84,17 @@ def _bad_definitions() -> list[tuple[str, object]]:
 def check_malformed_definitions_refused(ctx: CheckContext) -> None:
     """PRJ-001, PRJ-002: a malformed definition is invalid_input and changes nothing."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, PRJ)
         store.append("c", drafts("c", 3))
         for what, definition in _bad_definitions():
-            refused(partial(extended(store).catch_up, "c", loose(definition)),
+            refused(partial(store.catch_up, "c", loose(definition)),
                     "invalid_input", ("PRJ-001", "PRJ-002"), f"catch_up with {what}",
                     store=store, touched=["c"], unchanged="ERR-004")
-            if extended(store).load_checkpoint("c", "conformance.count") is not None:
+            if store.load_checkpoint("c", "conformance.count") is not None:
                 fail("ERR-004", f"catch_up with {what} stored a checkpoint")
         for bad_name in ("", 7, "x" * 201):
-            refused(partial(extended(store).load_checkpoint, "c", loose(bad_name)),
+            refused(partial(store.load_checkpoint, "c", loose(bad_name)),
                     "invalid_input", "PRJ-001", f"load_checkpoint of name {bad_name!r}")
         try:
             ProjectionDefinition("", 1, {}, {}, lambda s, e: s)
@@ -109,7 +112,7 @@ def check_partial_catch_up_reports_lag(ctx: CheckContext) -> None:
     """PRJ-010, PRJ-011, PRJ-014, PRJ-015: bounded catch-up, honest status, nothing at head 0."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, PRJ)
         definition = counting()
         empty = accepted(partial(s.catch_up, "none", definition), "PRJ-015", "catch_up of none")
         if empty.upto_seq != 0 or s.load_checkpoint("none", definition.name) is not None:
@@ -124,12 +127,12 @@ def check_partial_catch_up_reports_lag(ctx: CheckContext) -> None:
         first = s.catch_up("c", definition, max_events=10)
         if first.upto_seq != 10:
             fail("PRJ-011", f"catch_up(max_events=10) reached uptoSeq {first.upto_seq}")
-        _same_state(store, "c", definition, "PRJ-010", "after a partial catch-up")
+        _same_state(s, "c", definition, "PRJ-010", "after a partial catch-up")
         status = s.projection_status("c", definition.name)
         if (status.upto_seq, status.head, status.version) != (10, 25, 1):
             fail("PRJ-014", f"a lagging projection reports {status!r}, not (10, 25, 1)")
         last = s.catch_up("c", definition)
-        if last.upto_seq != 25 or _same_state(store, "c", definition, "PRJ-011", "caught up") != 25:
+        if last.upto_seq != 25 or _same_state(s, "c", definition, "PRJ-011", "caught up") != 25:
             fail("PRJ-011", "catch_up did not reach the head")
         again = s.catch_up("c", definition)
         if again.upto_seq != 25 or canonical.encode(again.state) != canonical.encode(last.state):
@@ -142,13 +145,14 @@ def check_partial_catch_up_reports_lag(ctx: CheckContext) -> None:
 def check_checkpoint_never_ahead_never_back(ctx: CheckContext) -> None:
     """PRJ-012, PRJ-013: over random appends and catch-ups, uptoSeq <= head, monotone, exact."""
 
-    def body(store: LedgerStore, steps: list[tuple[int, int]]) -> None:
+    def body(given: LedgerStore, steps: list[tuple[int, int]]) -> None:
+        store = require(given, PRJ)
         definition = counting()
         last = 0
         for number, (appended, bound) in enumerate(steps):
             if appended:
                 store.append("c", drafts(f"e{number}", appended))
-            extended(store).catch_up("c", definition, max_events=bound)
+            store.catch_up("c", definition, max_events=bound)
             upto = _same_state(store, "c", definition, ("PRJ-012", "PRJ-013"), f"step {number}")
             if upto < last:
                 fail("PRJ-012", f"uptoSeq moved back from {last} to {upto}")
@@ -163,7 +167,7 @@ def check_concurrent_catch_ups_never_regress(ctx: CheckContext) -> None:
     """PRJ-013: catch-ups in several threads, racing appends, never store an older checkpoint."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, PRJ)
         definition = counting()
         store.append("c", drafts("seed", 5))
         barrier = threading.Barrier(5)
@@ -204,14 +208,14 @@ def check_concurrent_catch_ups_never_regress(ctx: CheckContext) -> None:
             fail("PRJ-013", f"a concurrent catch-up failed: {crashes[0]!r}")
         if seen != sorted(seen):
             fail("PRJ-013", f"a reader saw uptoSeq move backwards: {seen}")
-        _same_state(store, "c", definition, "PRJ-013", "after the race")
+        _same_state(s, "c", definition, "PRJ-013", "after the race")
         head = store.head("c")
         for _ in range(CATCH_UP_ROUNDS):  # bounded: a store must fail this check, not hang it
             if s.catch_up("c", definition).upto_seq >= head:
                 break
         else:
             fail("PRJ-013", f"{CATCH_UP_ROUNDS} catch-ups did not reach the head {head}")
-        _same_state(store, "c", definition, "PRJ-013", "after the last catch-up")
+        _same_state(s, "c", definition, "PRJ-013", "after the last catch-up")
 
     with fresh_store(ctx) as store:
         body(store)
@@ -226,25 +230,25 @@ def check_version_bump_refolds(ctx: CheckContext) -> None:
     """PRJ-020: a new version folds again from seq 1 and equals a fresh fold."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, PRJ)
         store.append("c", drafts("c", 12))
         s.catch_up("c", counting(version=1))
         bumped = counting(version=2)
         partial_refold = s.catch_up("c", bumped, max_events=4)
         if partial_refold.upto_seq != 4 or partial_refold.version != 2:
             fail("PRJ-020", f"a bounded refold stored {partial_refold!r}, not uptoSeq 4 v2")
-        _same_state(store, "c", bumped, "PRJ-020", "after a bounded refold")
+        _same_state(s, "c", bumped, "PRJ-020", "after a bounded refold")
         s.catch_up("c", bumped)
-        _same_state(store, "c", bumped, "PRJ-020", "after the refold")
+        _same_state(s, "c", bumped, "PRJ-020", "after the refold")
         with fresh_store(ctx) as other:
             other.append("c", [_redraft(e) for e in ledger(store, "c")])
-            fresh = extended(other).catch_up("c", bumped)
+            fresh = require(other, PRJ).catch_up("c", bumped)
             stored = s.load_checkpoint("c", bumped.name)
             assert stored is not None
             if canonical.encode(fresh.state) != canonical.encode(stored.state):
                 fail("PRJ-020", "the refold differs from a fresh fold of the same events")
         s.catch_up("c", counting(version=1))
-        _same_state(store, "c", counting(version=1), "PRJ-020", "after going back to v1")
+        _same_state(s, "c", counting(version=1), "PRJ-020", "after going back to v1")
 
     run_once(ctx, body)
 
@@ -265,7 +269,7 @@ def check_unknown_kinds_in_a_fold(ctx: CheckContext) -> None:
     """PRJ-030 .. PRJ-032: ignorable unknowns are skipped; others refuse, checkpoint unchanged."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, PRJ)
         definition = counting(kinds=_SLOTS_ONLY)
         probe = {"result": "available", "required": [], "missing": []}
         store.append("c", drafts("c", 2))
@@ -274,7 +278,7 @@ def check_unknown_kinds_in_a_fold(ctx: CheckContext) -> None:
         reached = s.catch_up("c", definition)
         if reached.upto_seq != 4:
             fail("PRJ-030", f"an ignorable unknown event stopped catch-up at {reached.upto_seq}")
-        _same_state(store, "c", definition, "PRJ-030", "after skipping an ignorable event")
+        _same_state(s, "c", definition, "PRJ-030", "after skipping an ignorable event")
         if canonical.decode(canonical.encode(reached.state)) != {"count": 3, "seqs": [1, 2, 4]}:
             fail("PRJ-030", f"the fold did not skip exactly the ignorable event: {reached.state}")
         store.append("c", [draft("stop", kind="sandbox/probed", payload=probe)])
@@ -299,7 +303,7 @@ def check_failing_folds_store_nothing(ctx: CheckContext) -> None:
     """PRJ-003, PRJ-032, PRJ-033: a fold that fails stores nothing; in-place folds stay private."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, PRJ)
         for kind in FAILURES:
             definition = failing(kind)
             store.append(kind, drafts(kind, 2))
@@ -330,7 +334,7 @@ def check_built_in_projections(ctx: CheckContext) -> None:
     """PRJ-050 .. PRJ-052: the summary and the state slots, by their exact states."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, PRJ)
         first = "2024-05-01T10:00:00Z"
         store.append("c", [draft("a", 1, occurred_at=first), draft("b", 2),
                            draft("c", payload={"name": "other", "version": 3, "value": [1],
@@ -358,7 +362,7 @@ def check_checkpoints_travel_in_archives(ctx: CheckContext) -> None:
     """PRJ-040, PRJ-044: checkpoints in the companion, by name; re-import gives the same bytes."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, PRJ)
         store.append("c", drafts("c", 6))
         plain = store.export_conversation("c")
         if b'"projections"' in plain:
@@ -374,7 +378,7 @@ def check_checkpoints_travel_in_archives(ctx: CheckContext) -> None:
         if names != ["convledger.summary", "zeta"]:
             fail("PRJ-040", f"the projections companion lists {names!r}")
         with fresh_store(ctx) as target:
-            t = extended(target)
+            t = require(target, PRJ)
             accepted(partial(t.import_conversation, data, projections=[counting(name="zeta")]),
                      "PRJ-044", "import of checkpoints")
             if target.export_conversation("c") != data:
@@ -398,7 +402,7 @@ def check_checkpoint_imports_checked(ctx: CheckContext) -> None:
     """PRJ-041 .. PRJ-043: shapes, seqs beyond the ledger, states that lie, unknown definitions."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, PRJ)
         store.append("c", drafts("c", 5))
         s.catch_up("c", counting(name="b"), max_events=3)
         s.catch_up("c", SUMMARY)
@@ -425,7 +429,7 @@ def check_checkpoint_imports_checked(ctx: CheckContext) -> None:
              lambda c: c["projections"].clear()),
         ]
         with fresh_store(ctx) as target:
-            t = extended(target)
+            t = require(target, PRJ)
             for requirement, kind, what, change in cases:
                 refused(partial(t.import_conversation, _tampered(data, change), projections=mine),
                         kind, requirement, what, store=target, touched=["c"])
@@ -442,16 +446,17 @@ def check_purge_takes_checkpoints_and_spills(ctx: CheckContext) -> None:
     """PRJ-016, SPL-032: a purge deletes checkpoints and spills; catch-up is then purged."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, PRJ)
+        spills = require(store, Capability.SPILLS)
         store.append("c", drafts("c", 3))
         s.catch_up("c", SUMMARY)
-        s.put_spill("c", b"x", media_type="text/plain", reference="r",
+        spills.put_spill("c", b"x", media_type="text/plain", reference="r",
                     operation={"operationId": "op", "authorization": {}},
                     event_id="spill", occurred_at="2024-01-01T00:00:00Z")
-        store.purge("c")
+        require(store, Capability.PURGE).purge("c")
         if s.load_checkpoint("c", SUMMARY.name) is not None:
             fail("PRJ-016", "a purged conversation keeps its checkpoint")
-        refused(partial(s.get_spill, "c", "r", authorize=lambda _: True), "not_found",
+        refused(partial(spills.get_spill, "c", "r", authorize=lambda _: True), "not_found",
                 "SPL-032", "get_spill after a purge")
         refused(partial(s.catch_up, "c", SUMMARY), "purged", "PRJ-016", "catch_up after purge")
         if s.load_checkpoint("c", SUMMARY.name) is not None:

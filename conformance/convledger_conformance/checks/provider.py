@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
 from convledger.host import FakeProvider, Host, events_of
 from convledger.host.messages import message_sha
+from convledger.interface import require
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import fail, run_once, run_property
 from convledger_conformance.host_invariants import (
@@ -31,7 +32,7 @@ from convledger_conformance.host_machine import HOST_MACHINE_IDS, build_host_mac
 from convledger_conformance.profiles import scaled
 from convledger_conformance.registry import CheckContext, check
 
-TRANSITIONS = Capability.TRANSITIONS
+TRANSITIONS: Final = Capability.TRANSITIONS
 RANDOM_IDS = (
     "PRV-001", "PRV-002", "PRV-003", "PRV-004", "PRV-005", "PRV-010", "PRV-011", "PRV-012",
     "PRV-013", "PRV-020",
@@ -48,13 +49,14 @@ def random_program(
     store: LedgerStore, seed: int, turns: int, *, host_class: type[Host] = Host
 ) -> None:
     """A seeded provider fails, times out, calls tools and succeeds; every invariant holds."""
-    _report(provider_problems(drive(host_class, store, seed=seed, turns=turns)))
+    _report(provider_problems(drive(host_class, require(store, TRANSITIONS), seed=seed,
+                                    turns=turns)))
 
 
 def scripted_program(store: LedgerStore, *, host_class: type[Host] = Host) -> None:
     """A tool step, a retry, a tool failure and early successor inputs, all in order."""
     script = ["tool", "ok", "timeout", "ok", "tool", "fail_after_tool", "ok"]
-    driven = drive(host_class, store, seed=None, turns=4, script=script)
+    driven = drive(host_class, require(store, TRANSITIONS), seed=None, turns=4, script=script)
     _report(provider_problems(driven))
     kinds = [event.kind for event in driven.events]
     for kind in ("retry/scheduled", "retry/started", "provider/response", "provider/message"):

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import threading
 from functools import partial
+from typing import Final
 
 from hypothesis.stateful import run_state_machine_as_test
 
+from convledger.interface import require
 from convledger.runtime import Accept, PurgeOutcome, Terminal
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
@@ -31,8 +33,8 @@ from convledger_conformance.profiles import scaled
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.runtime_machine import PURGE_IDS, build_runtime_machine
 
-PURGE = Capability.PURGE
-TRANSITIONS = Capability.TRANSITIONS
+PURGE: Final = Capability.PURGE
+TRANSITIONS: Final = Capability.TRANSITIONS
 
 
 
@@ -41,12 +43,13 @@ TRANSITIONS = Capability.TRANSITIONS
 def check_purge_answers_and_reads(ctx: CheckContext) -> None:
     """TRN-090, TRN-093, TRN-094: purged, then already_purged; reads as if never there."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, PURGE)
         store.append("gone", drafts("gone", 3))
         store.append("kept", drafts("kept", 2))
         kept = ledger_bytes(store, "kept")
         if TRANSITIONS in store.capabilities:
-            driver = Driver(store, ("TRN-093",))
+            driver = Driver(require(store, TRANSITIONS), ("TRN-093",))
             run = driver.owned("gone", "r")
             driver.apply("gone", Terminal("r", fence_of(run), "success", {"text": "done"}))
         for conversation, what in (("gone", "a conversation"), ("never", "a new id")):
@@ -63,9 +66,10 @@ def check_purge_answers_and_reads(ctx: CheckContext) -> None:
         refused(partial(store.export_conversation, "gone"), "not_found", "TRN-094",
                 "export of a purged conversation")
         if TRANSITIONS in store.capabilities:
-            if store.load_run("gone", "r") is not None or store.list_active_runs("gone"):
+            runs = require(store, TRANSITIONS)
+            if runs.load_run("gone", "r") is not None or runs.list_active_runs("gone"):
                 fail(("TRN-093", "TRN-094"), "the purged conversation still has runs")
-            refused(partial(store.load_snapshot, "gone"), "not_found", "TRN-094",
+            refused(partial(runs.load_snapshot, "gone"), "not_found", "TRN-094",
                     "load_snapshot of a purged conversation")
         if ledger_bytes(store, "kept") != kept:
             fail("TRN-093", "a purge changed another conversation")
@@ -77,7 +81,8 @@ def check_purge_answers_and_reads(ctx: CheckContext) -> None:
 def check_purged_conversation_refuses_writes(ctx: CheckContext) -> None:
     """TRN-092, ERR-001: append, transition and import of a purged conversation are purged."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, PURGE)
         store.append("c", drafts("c", 2))
         data = store.export_conversation("c")
         store.purge("c")
@@ -89,13 +94,13 @@ def check_purged_conversation_refuses_writes(ctx: CheckContext) -> None:
                 "import of a purged conversation", store=store, touched=["c"])
         if TRANSITIONS in store.capabilities:
             accept = Accept("k", "in", "run", "answer", {"text": "late"})
-            refused(partial(store.transition, "c", accept, event_id="late-t",
+            refused(partial(require(store, TRANSITIONS).transition, "c", accept, event_id="late-t",
                             occurred_at=STAMP), "purged", ("TRN-092", "ERR-001"),
                     "transition of a purged conversation", store=store, touched=["c"])
         refused(partial(store.append, "c", [draft("late-again")]), "purged", "TRN-092",
                 "a second append to a purged conversation", store=store, touched=["c"])
         if Capability.PERSISTENCE in store.capabilities:
-            reopened = store.reopen()
+            reopened = require(store, Capability.PERSISTENCE).reopen()
             try:
                 refused(partial(reopened.append, "c", [draft("after-reopen")]), "purged",
                         "TRN-092", "append after reopen", store=reopened, touched=["c"])
@@ -110,18 +115,20 @@ def check_purged_conversation_refuses_writes(ctx: CheckContext) -> None:
 def check_purge_blocked_by_an_active_run(ctx: CheckContext) -> None:
     """TRN-091: a purge with an active run is a conflict and changes nothing."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, PURGE)
         if TRANSITIONS not in store.capabilities:
             store.append("c", [draft("one")])  # no runs without transitions: purge applies
             if store.purge("c") is not PurgeOutcome.PURGED:
                 fail("TRN-091", "purge of a conversation without runs did not apply")
             return
-        driver = Driver(store, ("TRN-091",))
+        runs = require(store, TRANSITIONS)
+        driver = Driver(runs, ("TRN-091",))
         driver.admit("c", "r")
-        before = store.load_snapshot("c")
+        before = runs.load_snapshot("c")
         refused(partial(store.purge, "c"), "conflict", "TRN-091", "purge with a queued run",
                 store=store, touched=["c"])
-        if store.load_snapshot("c") != before:
+        if runs.load_snapshot("c") != before:
             fail("TRN-091", "a refused purge changed the records")
         run = driver.acquire("c", "r")
         refused(partial(store.purge, "c"), "conflict", "TRN-091", "purge with a running run",
@@ -142,7 +149,8 @@ def check_purge_fences_concurrent_writers(ctx: CheckContext) -> None:
     own chapter's checks. Here every writer shares the handle that purges.
     """
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, PURGE)
         store.append("c", [draft("seed")])
         barrier = threading.Barrier(3)
         crashes: list[BaseException] = []
@@ -176,7 +184,7 @@ def check_purge_fences_concurrent_writers(ctx: CheckContext) -> None:
         if store.head("c") != 0 or store.read("c").items:
             fail("TRN-095", "an append racing the purge left events behind it")
         if Capability.PERSISTENCE in store.capabilities:
-            reopened = store.reopen()
+            reopened = require(store, Capability.PERSISTENCE).reopen()
             try:
                 if reopened.head("c") != 0:
                     fail("TRN-095", "events of a purged conversation came back on reopen")
@@ -191,7 +199,8 @@ def check_purge_fences_concurrent_writers(ctx: CheckContext) -> None:
 def check_purged_event_ids_may_return(ctx: CheckContext) -> None:
     """TRN-096: a purged eventId is either accepted again elsewhere or refused as duplicate."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, PURGE)
         store.append("c", [draft("reused")])
         store.purge("c")
         try:

@@ -9,10 +9,12 @@ API reads.
 from __future__ import annotations
 
 from functools import partial
+from typing import Final
 
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
+from convledger.interface import require
 from convledger.search import Hit
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
@@ -25,12 +27,12 @@ from convledger_conformance.checks._support import (
 )
 from convledger_conformance.model import read_whole
 from convledger_conformance.profiles import scaled
-from convledger_conformance.projection_model import extended, loose
+from convledger_conformance.projection_model import loose
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.search_machine import build_search_machine
 from convledger_conformance.search_model import expected_hits
 
-SRC = Capability.SEARCH
+SRC: Final = Capability.SEARCH
 
 
 def say(store: LedgerStore, cid: str, *texts: str) -> None:
@@ -48,10 +50,11 @@ def pairs(hits: tuple[Hit, ...]) -> list[tuple[str, int]]:
 def check_search_defaults_to_own_conversation(ctx: CheckContext) -> None:
     """SRC-001 .. SRC-003, SRC-010: without a callback only own hits, newest first, full hits."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, SRC)
         say(store, "mine", "the red fox", "a blue fox", "nothing here", "Red FOX again")
         say(store, "theirs", "red fox too")
-        hits = extended(store).search("mine", "fox red")
+        hits = store.search("mine", "fox red")
         if pairs(hits) != [("mine", 4), ("mine", 1)]:
             fail(("SRC-001", "SRC-003", "SRC-010"), f"search answered {pairs(hits)}")
         first = hits[0]
@@ -67,7 +70,8 @@ def check_search_defaults_to_own_conversation(ctx: CheckContext) -> None:
 def check_search_others_only_when_authorized(ctx: CheckContext) -> None:
     """SRC-011: another conversation's hits appear only when the callback returns True."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, SRC)
         for cid in ("b", "a", "c", "me"):
             say(store, cid, f"shared word {cid}")
         asked: list[str] = []
@@ -76,7 +80,7 @@ def check_search_others_only_when_authorized(ctx: CheckContext) -> None:
             asked.append(cid)
             return cid in ("a", "c")
 
-        hits = extended(store).search("me", "shared", authorize=only_a_and_c)
+        hits = store.search("me", "shared", authorize=only_a_and_c)
         if pairs(hits) != [("me", 1), ("a", 1), ("c", 1)]:
             fail(("SRC-011", "SRC-003"), f"search answered {pairs(hits)}")
         if "me" in asked:
@@ -87,7 +91,7 @@ def check_search_others_only_when_authorized(ctx: CheckContext) -> None:
 
         for what, callback in (("1", lambda _: 1), ("'yes'", lambda _: "yes"),
                                ("raising", raising)):
-            got = extended(store).search("me", "shared", authorize=loose(callback))
+            got = store.search("me", "shared", authorize=loose(callback))
             if pairs(got) != [("me", 1)]:
                 fail("SRC-011", f"a {what} callback let {pairs(got)} through")
 
@@ -102,7 +106,7 @@ def check_denied_conversations_are_not_revealed(ctx: CheckContext) -> None:
         say(store, "me", "needle one")
         say(store, "secret", "needle two", "needle three")
         say(store, "open", "needle four")
-        s = extended(store)
+        s = require(store, SRC)
 
         def deny_secret(cid: str) -> bool:
             return cid != "secret"
@@ -132,7 +136,7 @@ def check_own_hits_never_starved(ctx: CheckContext) -> None:
         for n in range(8):
             say(store, f"crowd-{n}", *["popular topic"] * 10)
         say(store, "me", "popular topic", "unrelated", "the popular topic again", "topic")
-        s = extended(store)
+        s = require(store, SRC)
         for limit, own in ((5, 2), (2, 2), (1, 1)):
             got = pairs(s.search("me", "popular topic", limit=limit, authorize=lambda _: True))
             if got[:own] != [("me", 3), ("me", 1)][:own] or len(got) != limit:
@@ -154,12 +158,13 @@ _WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "near", "and", "or"
 def check_queries_are_literal(ctx: CheckContext) -> None:
     """SRC-020: quotes, NEAR, column filters, *, parentheses in a query are only separators."""
 
-    def body(store: LedgerStore, texts: list[list[str]], query: list[str]) -> None:
+    def body(given: LedgerStore, texts: list[list[str]], query: list[str]) -> None:
+        store = require(given, SRC)
         say(store, "me", *[" ".join(text) or "empty" for text in texts])
         if not any(word.isalnum() for word in query):
             query = [*query, "alpha"]
         text = "".join(query)
-        got = pairs(extended(store).search("me", text, limit=100))
+        got = pairs(store.search("me", text, limit=100))
         want = expected_hits({"me": list(read_whole(store, "me"))}, "me", text, 100,
                              lambda _: False)
         if got != want:
@@ -183,7 +188,7 @@ def check_bad_queries_and_limits_refused(ctx: CheckContext) -> None:
             asked.append(cid)
             return True
 
-        s = extended(store)
+        s = require(store, SRC)
         cases: list[tuple[str, object, object]] = [
             ("SRC-021", "", 20), ("SRC-021", "   ", 20), ("SRC-021", '"*() :^+-', 20),
             ("SRC-021", "_", 20), ("SRC-022", "a" * 1001, 20),

@@ -11,14 +11,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from functools import partial
+from typing import Final
 
 import cbor2
 from hypothesis.stateful import run_state_machine_as_test
 
 from convledger import canonical
 from convledger.canonical import JsonValue
+from convledger.interface import require
 from convledger.spills import MAX_SPILL_BYTES
-from convledger.store import Capability, ExtendedStore, LedgerStore
+from convledger.spills.store import SpillStore
+from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
     STAMP,
     accepted,
@@ -31,15 +34,15 @@ from convledger_conformance.checks._support import (
     untyped,
 )
 from convledger_conformance.profiles import scaled
-from convledger_conformance.projection_model import extended, loose
+from convledger_conformance.projection_model import loose
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.spill_machine import build_spill_machine
 
-SPL = Capability.SPILLS
+SPL: Final = Capability.SPILLS
 OPERATION: dict[str, JsonValue] = {"operationId": "op-1", "authorization": {"user": "u-1"}}
 
 
-def put(store: ExtendedStore, cid: str, reference: str, data: bytes, event_id: str,
+def put(store: SpillStore, cid: str, reference: str, data: bytes, event_id: str,
         *, operation: dict[str, JsonValue] | None = None, media_type: str = "text/plain") -> None:
     """A put with the defaults of these checks."""
     store.put_spill(cid, data, media_type=media_type, operation=operation or OPERATION,
@@ -56,7 +59,7 @@ def check_put_then_get_asks_every_time(ctx: CheckContext) -> None:
     """SPL-001, SPL-010, SPL-020: one event per put; every get asks the callback again."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, SPL)
         store.append("c", drafts("c", 2))
         metadata = s.put_spill("c", b"\x00bytes\xff", media_type="application/octet-stream",
                                operation=OPERATION, reference="r", event_id="s-1",
@@ -93,7 +96,7 @@ def check_revocation_denies(ctx: CheckContext) -> None:
     """SPL-020, SPL-023: a revoked, truthy-but-not-True or raising callback is unauthorized."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, SPL)
         put(s, "c", "r", b"secret", "s-1")
         granted = {"now": True}
         revocable: Callable[[JsonValue], bool] = lambda _: granted["now"]  # noqa: E731
@@ -120,7 +123,7 @@ def check_other_conversations_reference_unknown(ctx: CheckContext) -> None:
     """SPL-021: a reference of another conversation answers exactly like an unknown one."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, SPL)
         put(s, "a", "shared-name", b"of a", "s-a")
         store.append("b", [draft("b-1")])
         calls: list[JsonValue] = []
@@ -168,7 +171,7 @@ def check_bad_puts_refused(ctx: CheckContext) -> None:
     """SPL-002 .. SPL-006: non-bytes, oversize, bad media types, ids, operations: invalid_input."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, SPL)
         put(s, "c", "kept", b"kept", "s-kept")
         before = store.export_bundle("c") if hasattr(store, "export_bundle") else b""
         for requirement, arguments in _bad_puts():
@@ -189,7 +192,7 @@ def check_live_references_unique(ctx: CheckContext) -> None:
     """SPL-007, SPL-008: a live reference is put once; appends may not name it."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, SPL)
         put(s, "c", "r", b"one", "s-1")
         refused(partial(put, s, "c", "r", b"two", "s-2"), "duplicate", "SPL-007",
                 "a second put of a live reference", store=store, touched=["c"])
@@ -219,7 +222,7 @@ def check_delete_and_expiry(ctx: CheckContext) -> None:
     """SPL-030, SPL-031: delete appends spill/deleted; afterwards the reference is not found."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, SPL)
         put(s, "c", "r", b"abc", "s-1")
         put(s, "c", "q", b"", "s-2")
         refused(partial(s.delete_spill, "c", "r", reason="gone", event_id="d-0",
@@ -255,7 +258,7 @@ def check_archives_carry_metadata_only(ctx: CheckContext) -> None:
     """SPL-040, SPL-042, SPL-044: the JSON archive lists live objects; its plain import refuses."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, SPL)
         store.append("c", drafts("c", 1))
         if b'"spills"' in store.export_conversation("c"):
             fail("SPL-040", "an archive without live objects carries a spills companion")
@@ -283,7 +286,7 @@ def check_bundles_round_trip(ctx: CheckContext) -> None:
     """SPL-050 .. SPL-055: a bundle carries the bytes; import answers gets; re-export is equal."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, SPL)
         store.append("c", drafts("c", 2))
         put(s, "c", "b", bytes(range(256)), "s-1", media_type="application/octet-stream")
         put(s, "c", "a", b"", "s-2")
@@ -296,7 +299,7 @@ def check_bundles_round_trip(ctx: CheckContext) -> None:
         ] or cbor2.dumps(document, canonical=True) != bundle:
             fail("SPL-050", "the bundle is not the deterministic CBOR map of SPL-050")
         with fresh_store(ctx) as target:
-            t = extended(target)
+            t = require(target, SPL)
             accepted(partial(t.import_bundle, bundle), "SPL-055", "import_bundle")
             if t.export_bundle("c") != bundle:
                 fail("SPL-052", "re-export of an imported bundle gives other bytes")
@@ -332,7 +335,7 @@ def check_bundle_imports_checked(ctx: CheckContext) -> None:
     """SPL-041, SPL-043, SPL-051, SPL-053: every byte, size, hash and member is checked."""
 
     def body(store: LedgerStore) -> None:
-        s = extended(store)
+        s = require(store, SPL)
         put(s, "c", "r", b"payload", "s-1")
         bundle = s.export_bundle("c")
 
@@ -365,7 +368,7 @@ def check_bundle_imports_checked(ctx: CheckContext) -> None:
              _rebundle(bundle, _archive_change(lambda a: entry(a).update(extra=1)))),
         ]
         with fresh_store(ctx) as target:
-            t = extended(target)
+            t = require(target, SPL)
             for requirement, kind, what, data in cases:
                 refused(partial(t.import_bundle, data), kind, requirement, f"a bundle with {what}",
                         store=target, touched=["c"])

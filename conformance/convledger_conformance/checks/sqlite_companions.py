@@ -16,10 +16,11 @@ from functools import partial
 from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.projections import SUMMARY
+from convledger.sqlite import SqliteStore
 from convledger.store import Capability
 from convledger_conformance.checks._support import STAMP, drafts, fail, refused
 from convledger_conformance.checks.sqlite import plain, sqlite_store
-from convledger_conformance.projection_model import counting, expected_state, extended, ledger
+from convledger_conformance.projection_model import counting, expected_state, ledger
 from convledger_conformance.registry import CheckContext, check
 
 OPERATION: dict[str, JsonValue] = {"operationId": "op-1", "authorization": {"user": "u"}}
@@ -38,11 +39,11 @@ def check_sqlite_catch_ups_on_two_handles(ctx: CheckContext) -> None:
         crashes: list[BaseException] = []
         seen: list[int] = []
 
-        def catcher(handle: object) -> None:
+        def catcher(handle: SqliteStore) -> None:
             barrier.wait()
             try:
                 for _ in range(12):
-                    extended(handle).catch_up("c", definition, max_events=2)  # type: ignore[arg-type]
+                    handle.catch_up("c", definition, max_events=2)
             except BaseException as error:
                 crashes.append(error)
 
@@ -77,7 +78,7 @@ def check_sqlite_catch_ups_on_two_handles(ctx: CheckContext) -> None:
             fail("PRJ-013", f"a catch-up on two handles failed: {crashes[0]!r}")
         if seen != sorted(seen):
             fail(("PRJ-013", "SQL-060"), f"a reader saw upto_seq move backwards: {seen}")
-        stored = extended(store).catch_up("c", definition, max_events=1000)
+        stored = store.catch_up("c", definition, max_events=1000)
         events = ledger(store, "c")
         if stored.upto_seq != events[-1].seq or canonical.encode(stored.state) != expected_state(
             definition, events, stored.upto_seq, store
@@ -103,9 +104,8 @@ def check_sqlite_spill_rows_and_corruption(ctx: CheckContext) -> None:
     """SPL-022, SPL-023, SQL-062, SQL-063: rows as specified; corrupted bytes are integrity."""
     ids = ("SPL-022", "SQL-062", "SQL-063")
     with sqlite_store(ctx, ids) as store:
-        s = extended(store)
-        s.put_spill("c", b"original", media_type="text/plain", operation=OPERATION,
-                    reference="r", event_id="s-1", occurred_at=STAMP)
+        store.put_spill("c", b"original", media_type="text/plain", operation=OPERATION,
+                        reference="r", event_id="s-1", occurred_at=STAMP)
         connection = plain(store.path)
         try:
             row = connection.execute(
@@ -118,16 +118,16 @@ def check_sqlite_spill_rows_and_corruption(ctx: CheckContext) -> None:
                 fail("SQL-062", f"the spills row is {row!r}")
             for corrupt in (b"ORIGINAL", b"origina", b"original!"):
                 connection.execute("UPDATE spills SET data = ? WHERE reference = 'r'", (corrupt,))
-                error = refused(partial(s.get_spill, "c", "r", authorize=lambda _: True),
+                error = refused(partial(store.get_spill, "c", "r", authorize=lambda _: True),
                                 "integrity", "SPL-022", f"get of corrupted bytes {corrupt!r}")
                 if corrupt in str(error).encode():
                     fail("SPL-022", "the integrity error carries the corrupted bytes")
-                refused(partial(s.get_spill, "c", "r", authorize=lambda _: False),
+                refused(partial(store.get_spill, "c", "r", authorize=lambda _: False),
                         "unauthorized", "SPL-023", "a denied get of a corrupted object")
             connection.execute("UPDATE spills SET data = 'original' WHERE reference = 'r'")
-            refused(partial(s.get_spill, "c", "r", authorize=lambda _: True), "integrity",
+            refused(partial(store.get_spill, "c", "r", authorize=lambda _: True), "integrity",
                     "SPL-022", "get of bytes stored as text")
-            s.delete_spill("c", "r", event_id="d-1", occurred_at=STAMP)
+            store.delete_spill("c", "r", event_id="d-1", occurred_at=STAMP)
             if connection.execute("SELECT count(*) FROM spills").fetchone() != (0,):
                 fail("SQL-063", "delete_spill left the spills row")
         finally:
@@ -141,9 +141,9 @@ def check_sqlite_reads_in_one_transaction(ctx: CheckContext) -> None:
     ids = ("SQL-064", "SQL-066")
     with sqlite_store(ctx, ids) as store:
         store.append("c", drafts("c", 2))
-        extended(store).catch_up("c", SUMMARY)
-        extended(store).put_spill("c", b"x", media_type="text/plain", operation=OPERATION,
-                                  reference="r", event_id="s-1", occurred_at=STAMP)
+        store.catch_up("c", SUMMARY)
+        store.put_spill("c", b"x", media_type="text/plain", operation=OPERATION,
+                        reference="r", event_id="s-1", occurred_at=STAMP)
         executed: list[str] = []
 
         def trace(connection: sqlite3.Connection) -> None:
@@ -153,8 +153,8 @@ def check_sqlite_reads_in_one_transaction(ctx: CheckContext) -> None:
         try:
             for requirement, call, tables in (
                 ("SQL-064", traced.export_conversation, ("events", "projections", "spills")),
-                ("SQL-064", extended(traced).export_bundle, ("events", "projections", "spills")),
-                ("SQL-066", partial(extended(traced).search, "c", "slot",
+                ("SQL-064", traced.export_bundle, ("events", "projections", "spills")),
+                ("SQL-066", partial(traced.search, "c", "slot",
                                     authorize=lambda _: True), ("events_fts", "events")),
             ):
                 executed.clear()

@@ -18,7 +18,6 @@ from convledger.store import Capability
 from convledger_conformance.checks._support import drafts, fail
 from convledger_conformance.checks.search import pairs, say
 from convledger_conformance.checks.sqlite import sqlite_store
-from convledger_conformance.projection_model import extended
 from convledger_conformance.registry import CheckContext, check
 
 _MATCH_ARGUMENT = re.compile(r"MATCH\s+'((?:[^']|'')*)'", re.IGNORECASE)
@@ -41,7 +40,7 @@ def check_sqlite_match_arguments_are_quoted(ctx: CheckContext) -> None:
         traced = type(store)(store.path, connection_hook=trace)
         try:
             for query in ('NEAR(body "near")', "body:near*", "near) OR (x", "'near' ^body"):
-                extended(traced).search("me", query, authorize=lambda _: True)
+                traced.search("me", query, authorize=lambda _: True)
         finally:
             traced.close()
         arguments = [m.group(1).replace("''", "'") for sql in executed
@@ -63,18 +62,18 @@ def check_baselines_searchable_purged_gone(ctx: CheckContext) -> None:
         write_v1_database(path)
         migrated = opener(path)
         try:
-            hits = extended(migrated).search("c-1", "first")
+            hits = migrated.search("c-1", "first")
             if pairs(hits) != [("c-1", 1)]:
                 fail("SRC-004", f"the baseline of a migrated conversation answers {pairs(hits)}")
-            umlaut = extended(migrated).search("c\x00ü", "grüße")
+            umlaut = migrated.search("c\x00ü", "grüße")
             if pairs(umlaut) != [("c\x00ü", 1)]:
                 fail("SRC-004", f"a baseline with non-ASCII text answers {pairs(umlaut)}")
             say(migrated, "gone", "vanishing words")
             migrated.append("gone", drafts("gone-x", 1))
             migrated.purge("gone")
             for requester, scope in (("gone", None), ("c-1", ["gone"]), ("c-1", None)):
-                found = extended(migrated).search(requester, "vanishing", scope=scope,
-                                                  authorize=lambda _: True)
+                found = migrated.search(requester, "vanishing", scope=scope,
+                                        authorize=lambda _: True)
                 if found:
                     fail("SRC-004", f"a purged conversation still answers {pairs(found)}")
         finally:

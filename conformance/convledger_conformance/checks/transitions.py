@@ -13,12 +13,13 @@ import hashlib
 import json
 from collections.abc import Callable
 from functools import partial
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from hypothesis.stateful import run_state_machine_as_test
 
 from convledger import canonical
 from convledger.canonical import JsonValue
+from convledger.interface import require
 from convledger.memory import MemoryStore
 from convledger.runtime import (
     Accept,
@@ -33,6 +34,7 @@ from convledger.runtime import (
     Terminal,
     Transition,
 )
+from convledger.runtime.store import TransitionStore
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.checks._support import (
     STAMP,
@@ -50,7 +52,7 @@ from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.runtime_machine import RUNTIME_MACHINE_IDS, build_runtime_machine
 from convledger_conformance.runtime_model import RUNTIME_KINDS_ON_APPEND
 
-TRANSITIONS = Capability.TRANSITIONS
+TRANSITIONS: Final = Capability.TRANSITIONS
 
 
 @check(*RUNTIME_MACHINE_IDS, capability=TRANSITIONS)
@@ -66,7 +68,7 @@ def check_runtime_state_machine(ctx: CheckContext) -> None:
 class Driver:
     """Calls transitions on one store with fresh eventIds; a refusal or non-applied fails."""
 
-    def __init__(self, store: LedgerStore, ids: tuple[str, ...]) -> None:
+    def __init__(self, store: TransitionStore, ids: tuple[str, ...]) -> None:
         self.store = store
         self.ids = ids
         self.count = 0
@@ -128,7 +130,8 @@ def encode(document: dict[str, Any]) -> bytes:
 def check_load_run_stays_in_its_conversation(ctx: CheckContext) -> None:
     """TRN-080: load_run finds a run only in its own conversation, even with a shared run id."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
         driver = Driver(store, ("TRN-080",))
         driver.apply("a", Accept("k", "in-a", "shared", "ans-a", {"text": "a"}))
         driver.apply("a", Accept("k2", "in-a2", "only-a", "ans-a2", {"text": "a2"}))
@@ -158,7 +161,8 @@ def check_scan_recoverable_pages_in_code_point_order(ctx: CheckContext) -> None:
     """TRN-083 .. TRN-085: keyset pages of owned runs by code points, then ordinal; bounds."""
     ids = ("TRN-083", "TRN-084", "TRN-085")
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
         driver = Driver(store, ids)
         for conversation in SCAN_CONVERSATIONS:
             first = driver.owned(conversation, "r1")
@@ -221,7 +225,8 @@ def check_scan_recoverable_pages_in_code_point_order(ctx: CheckContext) -> None:
 def check_snapshot_before_and_after_the_first_transition(ctx: CheckContext) -> None:
     """TRN-082: no head is not_found; then head, active runs by ordinal, history by position."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
         store.append("c", [draft("plain")])
         refused(partial(store.load_snapshot, "c"), "not_found", "TRN-082",
                 "load_snapshot of a conversation with events but no head", store=store,
@@ -250,7 +255,8 @@ def check_coalescing_placement_and_absorption(ctx: CheckContext) -> None:
     """TRN-023, TRN-032, TRN-065: a burst joins one run; later runs are absorbed, never placed."""
     ids = ("TRN-023", "TRN-024", "TRN-032", "TRN-034", "TRN-065")
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
         driver = Driver(store, ids)
         driver.admit("c", "r1", text="one")
         driver.apply("c", Accept("k2", "in-2", "unused-run", "unused-answer", {"text": "two"}))
@@ -285,7 +291,8 @@ def check_coalescing_placement_and_absorption(ctx: CheckContext) -> None:
 def check_checkpoint_records_the_summary_only(ctx: CheckContext) -> None:
     """TRN-041: the ledger holds the draft's hash, parts and bytes; the message holds the draft."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
         driver = Driver(store, ("TRN-041", "TRN-043"))
         run = driver.owned("c", "r")
         body_draft: dict[str, JsonValue] = {"id": "d", "status": "partial",
@@ -317,7 +324,8 @@ def check_stale_fences_are_conflicts(ctx: CheckContext) -> None:
     """TRN-040, TRN-060: a stale owner, revision or token is a conflict that writes nothing."""
     ids = ("TRN-040", "TRN-060")
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
         driver = Driver(store, ids)
         run = driver.owned("c", "r")
         fence = fence_of(run)
@@ -361,7 +369,8 @@ def check_idempotency_keys_answer_forever(ctx: CheckContext) -> None:
     """TRN-021: a key answers duplicate with its first ids after its run ended or was absorbed."""
     ids = ("TRN-020", "TRN-021")
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
         driver = Driver(store, ids)
         first = driver.owned("c", "r1")
         driver.admit("c", "r2")
@@ -391,7 +400,7 @@ def check_idempotency_keys_answer_forever(ctx: CheckContext) -> None:
 # -- replay and archives (TRN-100 .. TRN-109) -------------------------------------------------
 
 
-def _runtime_archive(store: LedgerStore, conversation: str = "c") -> bytes:
+def _runtime_archive(store: TransitionStore, conversation: str = "c") -> bytes:
     """An exported conversation with a draft, absorption and interleaved other events."""
     driver = Driver(store, ("TRN-103",))
     store.append(conversation, [draft(f"{conversation}-plain-1")])
@@ -428,7 +437,8 @@ def check_runtime_companion_checked_on_import(ctx: CheckContext) -> None:
     """TRN-103 .. TRN-106: a true companion imports and re-exports; tampered ones are refused."""
     ids = ("TRN-103", "TRN-104", "TRN-105", "TRN-106")
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
         data = _runtime_archive(store)
         companion = document_of(data)["companions"].get("runtime")
         if not isinstance(companion, dict) or [r["runId"] for r in companion["runs"]] != [
@@ -439,12 +449,14 @@ def check_runtime_companion_checked_on_import(ctx: CheckContext) -> None:
             document = document_of(data)
             tamper(document)
             blame = ("TRN-102", "TRN-104") if name == "draft body differs" else ("TRN-104",)
-            with fresh_store(ctx) as target:
+            with fresh_store(ctx) as made:
+                target = require(made, TRANSITIONS)
                 refused(partial(target.import_conversation, encode(document)), kind, blame,
                         f"import of an archive whose {name}", store=target, touched=["c"])
                 if target.list_active_runs("c") != ():
                     fail("TRN-104", f"the refused import ({name}) left runs behind")
-        with fresh_store(ctx) as target:
+        with fresh_store(ctx) as made:
+            target = require(made, TRANSITIONS)
             accepted(partial(target.import_conversation, data), ids, "import of a true archive")
             if target.export_conversation("c") != data:
                 fail("TRN-106", "re-export of the imported conversation differs")
@@ -466,7 +478,8 @@ def check_runtime_companion_checked_on_import(ctx: CheckContext) -> None:
 def check_companion_without_runtime_events_refused(ctx: CheckContext) -> None:
     """TRN-104: a runtime companion beside a ledger without runtime events is invalid_input."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
         store.append("p", [draft("p-1")])
         document = document_of(store.export_conversation("p"))
         document["companions"]["runtime"] = {"head": None, "runs": [], "admissions": [],
@@ -483,7 +496,8 @@ def check_companion_without_runtime_events_refused(ctx: CheckContext) -> None:
 def check_fold_from_a_baseline(ctx: CheckContext) -> None:
     """TRN-100: a ledger starting at a baseline folds from its records; a late baseline does not."""
 
-    def body(store: LedgerStore) -> None:
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
         source = MemoryStore()
         try:
             _runtime_archive(source)

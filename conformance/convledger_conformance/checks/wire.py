@@ -22,6 +22,7 @@ import cbor2
 
 import convledger
 from convledger.errors import ERROR_KINDS
+from convledger.projections.named import counting
 from convledger.store import Capability, LedgerStore
 from convledger.wire.frames import decode_body, encode_frame
 from convledger.wire.server import CARRIED, OPERATIONS, PROTOCOL_VERSION, WireServer
@@ -36,7 +37,6 @@ from convledger_conformance.checks._support import (
     untyped,
     wires,
 )
-from convledger.projections.named import counting
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.wire_client import (
     ServerExitedError,

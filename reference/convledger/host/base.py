@@ -84,7 +84,7 @@ class HostBase:
         base_delay_ms: int = 100,
         max_steps: int = 8,
     ) -> None:
-        self.store = require(store, Capability.TRANSITIONS)
+        self.store = store  # facts need the ledger alone; runs narrow to transitions
         self.clock = clock
         self.ids = ids
         self.provider = provider
@@ -111,7 +111,7 @@ class HostBase:
 
     def transition(self, conversation_id: str, transition: Transition) -> Run:
         """Apply a transition that must apply; answer the changed run."""
-        outcome = self.store.transition(
+        outcome = require(self.store, Capability.TRANSITIONS).transition(
             conversation_id,
             transition,
             event_id=self.ids.new_id("evt"),

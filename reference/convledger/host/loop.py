@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from convledger.canonical import JsonValue
+from convledger.capabilities import Capability
 from convledger.host.base import HostBase, HostError, Schedule, events_of, stamp
 from convledger.host.capabilities import (
     ProviderFailure,
@@ -38,6 +39,7 @@ from convledger.host.capabilities import (
 from convledger.host.children import ChildFacts, children_of
 from convledger.host.messages import body_sha, instructions_sha, ledger_form, message_sha
 from convledger.host.schedules import ScheduleFacts
+from convledger.interface import require
 from convledger.projections.builtins import fold_state_slots
 from convledger.runtime import (
     Accept,
@@ -87,7 +89,7 @@ class Host(ChildFacts, ScheduleFacts):
         ledger: inputs admitted meanwhile for a successor are not placed yet
         (TRN-032, TRN-034), so they cannot appear here.
         """
-        snapshot = self.store.load_snapshot(conversation_id)
+        snapshot = require(self.store, Capability.TRANSITIONS).load_snapshot(conversation_id)
         bound = next(
             message.position
             for message in snapshot.messages
