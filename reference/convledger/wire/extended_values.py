@@ -1,6 +1,6 @@
 """Values on the wire of projections, spills and search (``wire.md``, WIR-016 .. WIR-018).
 
-The operations of :class:`convledger.store.ExtendedStore`: spill metadata and
+The operations of capabilities projections, spills and search: spill metadata and
 byte strings (WIR-016), search hits (WIR-017), and projection definitions,
 checkpoints and statuses (WIR-018); a definition's fold travels by name. The
 JSON values and the reply checks they use are in

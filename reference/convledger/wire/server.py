@@ -33,7 +33,7 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Callable
-from typing import Any, BinaryIO, Final, cast
+from typing import Any, BinaryIO, Final
 
 import attrs
 
@@ -43,7 +43,7 @@ from convledger.capabilities import Capability
 from convledger.errors import InvalidInputError, LedgerError, NotSupportedError
 from convledger.interface import EveryOperation, unchecked
 from convledger.projections.named import resolve
-from convledger.store_interface import LedgerStore, PersistentStore
+from convledger.store_interface import LedgerStore
 from convledger.wire import values
 from convledger.wire.frames import (
     EndOfStream,
@@ -406,7 +406,7 @@ class WireServer:
             return self._register(self._maker())
         store = self._store(args)
         if op == "reopen":
-            reopened = cast(PersistentStore, unchecked(store)).reopen()
+            reopened = unchecked(store).reopen()
             self._stores.pop(args["store"], None)
             return self._register(reopened)
         if op == "close":
