@@ -35,3 +35,21 @@ def test_projections_spills_and_search_example_runs(
     code = _section_code("Projections, spills and search")
     exec(compile(code, "README.md", "exec"), namespace)
     assert (tmp_path / "example.sqlite").exists()
+
+
+def test_own_store_example_passes_the_ledger_core(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store of 'Validate your own store' passes every requirement it does not exempt."""
+    from convledger.capabilities import Capability
+    from convledger_conformance import run_suite
+
+    namespace: dict[str, object] = {"__name__": "mystore"}
+    exec(compile(_section_code("Validate your own store"), "README.md", "exec"), namespace)
+    make_store = namespace["make_store"]
+    store = make_store()  # type: ignore[operator]
+    assert store.capabilities == frozenset({Capability.LEDGER})
+    report = run_suite(make_store, profile="smoke", derandomize=True)  # type: ignore[arg-type]
+    statuses = {row.id: row.status for row in report.requirements}
+    assert "failed" not in statuses.values() and "not_run" not in statuses.values()
+    assert sum(status == "passed" for status in statuses.values()) >= 100
