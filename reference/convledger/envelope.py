@@ -259,3 +259,50 @@ def _valid_fields(match: re.Match[str]) -> bool:
     ):
         return False
     return True
+
+
+def copied(envelope: Envelope) -> Envelope:
+    """LED-014: the same envelope with a payload that shares no list or dict with the original."""
+    return Envelope(
+        schema_version=envelope.schema_version,
+        event_id=envelope.event_id,
+        conversation_id=envelope.conversation_id,
+        seq=envelope.seq,
+        kind=envelope.kind,
+        occurred_at=envelope.occurred_at,
+        payload=_copied_payload(envelope.payload),
+        ignorable=envelope.ignorable,
+    )
+
+
+def _copied_payload(payload: JsonValue) -> JsonValue:
+    """A copy of a decoded payload that shares no list or dict with it (LED-014).
+
+    It uses a work list of (original, copy) pairs instead of recursion, so it
+    copies any depth the decoder accepted.
+    """
+    todo: list[tuple[_Container, _Container]] = []
+    root = _fresh(payload, todo)
+    while todo:
+        source, target = todo.pop()
+        if isinstance(source, dict) and isinstance(target, dict):
+            for key, item in source.items():
+                target[key] = _fresh(item, todo)
+        elif isinstance(source, list) and isinstance(target, list):
+            target.extend(_fresh(item, todo) for item in source)
+    return root
+
+
+_Container = dict[str, JsonValue] | list[JsonValue]
+
+
+def _fresh(value: JsonValue, todo: list[tuple[_Container, _Container]]) -> JsonValue:
+    """``value`` itself when immutable, else an empty container queued to be filled."""
+    if isinstance(value, dict):
+        copied: _Container = {}
+    elif isinstance(value, list):
+        copied = []
+    else:
+        return value  # str, int, float, bool and None are immutable
+    todo.append((value, copied))
+    return copied

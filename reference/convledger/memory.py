@@ -25,8 +25,8 @@ from convledger.archive import Archive
 from convledger.canonical import JsonValue
 from convledger.canonical import decode as decode_json
 from convledger.capabilities import Capability
-from convledger.envelope import Envelope, EventDraft
-from convledger.errors import ConflictError, DuplicateError, InvalidInputError, PurgedError
+from convledger.envelope import Envelope, EventDraft, copied
+from convledger.errors import ConflictError, DuplicateError, PurgedError
 from convledger.host.rows import ChildLink, FactRow
 from convledger.host.store import FactRowsBase
 from convledger.kinds import KindRegistry
@@ -40,14 +40,14 @@ from convledger.runtime.companion import companions_for, runtime_of
 from convledger.runtime.operations import RecoveryCursor, after_cursor, recovery_order
 from convledger.runtime.records import Run
 from convledger.runtime.rules import decide
-from convledger.runtime.state import RuntimeState, Snapshot, snapshot_of
+from convledger.runtime.state import RuntimeState, Snapshot, compare_and_swap, snapshot_of
 from convledger.runtime.store import PurgeBase, TransitionsBase
 from convledger.runtime.transitions import Transition
-from convledger.runtime.view import HeadWrite, Outcome, Status
+from convledger.runtime.view import Outcome, Status
 from convledger.spills.companion import COMPANION as SPILLS
 from convledger.spills.companion import parse_spills
 from convledger.spills.objects import SpillMetadata
-from convledger.spills.operations import not_live
+from convledger.spills.operations import not_live, refuse_known_event, refuse_live_spill_events
 from convledger.spills.store import SpillsBase
 from convledger.store import companions_of
 
@@ -96,7 +96,7 @@ class MemoryStore(
             # LED-004, ERR-004: every refusal is raised by _placed, before _commit stores anything.
             placed = self._placed(conversation_id, drafts, expected_head)
             self._commit(conversation_id, placed)
-        return tuple(_copied_envelope(envelope) for envelope in placed)
+        return tuple(copied(envelope) for envelope in placed)
 
     def _placed(
         self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
@@ -144,7 +144,7 @@ class MemoryStore(
             ledger = self._ledgers.get(conversation_id, [])
             stop = len(ledger) if to_seq is None else min(len(ledger), to_seq)
             window = ledger[from_seq - 1 : min(stop, from_seq - 1 + limit)]
-        return [_copied_envelope(envelope) for envelope in window]
+        return [copied(envelope) for envelope in window]
 
     def _head(self, conversation_id: str) -> int:
         with self._lock:
@@ -227,7 +227,7 @@ class MemoryStore(
                 return Outcome.of(decision)  # TRN-004: nothing written
             assert decision.head_write is not None
             staged = state.copy()
-            _compare_and_swap(staged, decision.head_write)
+            compare_and_swap(staged, decision.head_write)
             self._probe("head")
             for record in decision.writes:
                 staged.put(record)
@@ -236,7 +236,7 @@ class MemoryStore(
             self._probe("event")
             self._runtime[conversation_id] = staged
             self._commit(conversation_id, placed)
-        return Outcome.of(decision, _copied_envelope(placed[0]))
+        return Outcome.of(decision, copied(placed[0]))
 
     def _probe(self, label: str) -> None:
         if self._fault_probe is not None:
@@ -335,7 +335,7 @@ class MemoryStore(
             stored = self._checkpoint(conversation_id, definition.name)
 
             def read(from_seq: int, limit: int) -> Sequence[Envelope]:
-                return [_copied_envelope(e) for e in ledger[from_seq - 1 : from_seq - 1 + limit]]
+                return [copied(e) for e in ledger[from_seq - 1 : from_seq - 1 + limit]]
 
             # PRJ-032: advance raises before anything is stored; the checkpoint stays.
             result = advance(definition, self._registry, stored, read, len(ledger), max_events)
@@ -403,98 +403,11 @@ class MemoryStore(
             self._spills[conversation_id] = {
                 ref: item for ref, item in live.items() if ref != reference
             }
-        return _copied_envelope(placed[0])
-
-
-def refuse_live_spill_events(
-    live: dict[str, tuple[SpillMetadata, bytes]], drafts: Sequence[EventDraft]
-) -> None:
-    """SPL-008: an append may not name a live object in a ``spill/*`` event."""
-    for draft in drafts:
-        payload = draft.payload
-        if (
-            draft.kind in ("spill/created", "spill/deleted")
-            and isinstance(payload, dict)
-            and payload.get("reference") in live
-        ):
-            raise InvalidInputError(
-                f"{draft.kind} of live spill {payload.get('reference')!r} is written "
-                "by put_spill and delete_spill only",
-                requirement="SPL-008",
-                field="kind",
-            )
-
-
-def refuse_known_event(event_ids: set[str], draft: EventDraft) -> None:
-    """LED-003: the eventId of a new event must not be stored anywhere."""
-    if draft.event_id in event_ids:
-        raise DuplicateError(
-            f"eventId {draft.event_id!r} already exists",
-            requirement="LED-003",
-            identity=draft.event_id,
-        )
+        return copied(placed[0])
 
 
 def _stored(checkpoint: Checkpoint) -> tuple[int, int, bytes]:
     return checkpoint.version, checkpoint.upto_seq, codec.encode(checkpoint.state)
-
-
-def _compare_and_swap(state: RuntimeState, write: HeadWrite) -> None:
-    """TRN-003: the head moves only from the version the decision was made on."""
-    current = 0 if state.head_record is None else state.head_record.version
-    if current != write.expected:
-        raise ConflictError(
-            f"head version is {current}, expected {write.expected}",
-            requirement="TRN-003",
-            actual=current,
-        )
-    state.head_record = write.head
-
-
-def _copied_envelope(envelope: Envelope) -> Envelope:
-    return Envelope(
-        schema_version=envelope.schema_version,
-        event_id=envelope.event_id,
-        conversation_id=envelope.conversation_id,
-        seq=envelope.seq,
-        kind=envelope.kind,
-        occurred_at=envelope.occurred_at,
-        payload=_copied_payload(envelope.payload),
-        ignorable=envelope.ignorable,
-    )
-
-
-def _copied_payload(payload: JsonValue) -> JsonValue:
-    """A copy of a decoded payload that shares no list or dict with it (LED-014).
-
-    It uses a work list of (original, copy) pairs instead of recursion, so it
-    copies any depth the decoder accepted.
-    """
-    todo: list[tuple[_Container, _Container]] = []
-    root = _fresh(payload, todo)
-    while todo:
-        source, target = todo.pop()
-        if isinstance(source, dict) and isinstance(target, dict):
-            for key, item in source.items():
-                target[key] = _fresh(item, todo)
-        elif isinstance(source, list) and isinstance(target, list):
-            target.extend(_fresh(item, todo) for item in source)
-    return root
-
-
-_Container = dict[str, JsonValue] | list[JsonValue]
-
-
-def _fresh(value: JsonValue, todo: list[tuple[_Container, _Container]]) -> JsonValue:
-    """``value`` itself when immutable, else an empty container queued to be filled."""
-    if isinstance(value, dict):
-        copied: _Container = {}
-    elif isinstance(value, list):
-        copied = []
-    else:
-        return value  # str, int, float, bool and None are immutable
-    todo.append((value, copied))
-    return copied
 
 
 def _row_key(row: FactRow) -> tuple[str, str, str]:
@@ -502,3 +415,7 @@ def _row_key(row: FactRow) -> tuple[str, str, str]:
     if isinstance(row, ChildLink):
         return ("children", row.parent_conversation_id, row.child_conversation_id)
     return ("schedules", row.conversation_id, row.schedule_id)
+
+
+_copied_envelope = copied
+"""The old name, which the broken-store galleries still import (now ``envelope.copied``)."""

@@ -1,20 +1,8 @@
-"""The store operations of capability ``projections`` (chapter ``projections.md``).
+"""The rule of capability ``projections`` that needs no store (chapter ``projections.md``).
 
-:class:`ProjectionOperations` is mixed into :class:`convledger.store.StoreBase`.
-It checks the arguments (PRJ-001, PRJ-011) and calls one primitive per
-operation:
-
-======================  =========================================================
-primitive               contract
-======================  =========================================================
-``_catch_up``           in ONE atomic step: refuse a purged conversation, read the
-                        stored checkpoint and the head, call
-                        :func:`~convledger.projections.fold.advance` with a reader
-                        of the same step, and store its result only forward
-                        (PRJ-011 .. PRJ-013); return the stored checkpoint
-``_load_checkpoint``    the stored checkpoint of one name, or None
-``_projection_status``  the stored checkpoint and the head, read atomically
-======================  =========================================================
+:func:`should_store`: a checkpoint is stored only when it moved, never at
+uptoSeq 0 (PRJ-012, PRJ-015). The protocol and the abstract base of the
+capability are in :mod:`convledger.projections.store`.
 """
 
 from __future__ import annotations

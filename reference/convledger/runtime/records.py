@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Any, TypeVar
 
 import attrs
 
 from convledger.canonical import JsonValue
-from convledger.errors import IntegrityError
+from convledger.runtime import fields as stored
 
 
 class RunState(enum.Enum):
@@ -113,13 +112,15 @@ class DraftSummary:
     @classmethod
     def from_json(cls, value: object) -> DraftSummary:
         """Parse the wire form, refusing anything else (IntegrityError)."""
-        fields = _members(value, "draft summary", ("id", "status", "sha256", "parts", "bytes"))
+        fields = stored.members(
+            value, "draft summary", ("id", "status", "sha256", "parts", "bytes")
+        )
         return cls(
-            id=_text(fields, "id"),
-            status=_string(fields, "status"),
-            sha256=_text(fields, "sha256"),
-            parts=_count(fields, "parts"),
-            bytes=_count(fields, "bytes"),
+            id=stored.text(fields, "id"),
+            status=stored.string(fields, "status"),
+            sha256=stored.text(fields, "sha256"),
+            parts=stored.count(fields, "parts"),
+            bytes=stored.count(fields, "bytes"),
         )
 
 
@@ -137,8 +138,8 @@ class Head:
     @classmethod
     def from_json(cls, value: object) -> Head:
         """Parse the wire form, refusing anything else (IntegrityError)."""
-        fields = _members(value, "head", ("conversationId", "version"))
-        return cls(_text(fields, "conversationId"), _count(fields, "version"))
+        fields = stored.members(value, "head", ("conversationId", "version"))
+        return cls(stored.text(fields, "conversationId"), stored.count(fields, "version"))
 
 
 @attrs.frozen
@@ -188,34 +189,34 @@ class Run:
     @classmethod
     def from_json(cls, value: object) -> Run:
         """Parse the wire form, refusing anything else (IntegrityError)."""
-        fields = _members(value, "run", RUN_FIELDS)
-        state = _enum(RunState, fields, "state")
+        fields = stored.members(value, "run", RUN_FIELDS)
+        state = stored.enumerated(RunState, fields, "state")
         checkpoint = fields["checkpoint"]
         operation = fields["lastOperation"]
         if operation is not None and not isinstance(operation, dict):
-            raise _broken("run", "lastOperation must be an object or null")
+            raise stored.broken("run", "lastOperation must be an object or null")
         run = cls(
-            run_id=_text(fields, "runId"),
-            conversation_id=_text(fields, "conversationId"),
-            ordinal=_count(fields, "ordinal", minimum=1),
+            run_id=stored.text(fields, "runId"),
+            conversation_id=stored.text(fields, "conversationId"),
+            ordinal=stored.count(fields, "ordinal", minimum=1),
             state=state,
-            reason=_optional_text(fields, "reason"),
-            policy=_optional_text(fields, "policy"),
-            owner=_optional_text(fields, "owner"),
-            revision=_count(fields, "revision"),
-            fencing_token=_count(fields, "fencingToken"),
-            input_ids=_texts(fields, "inputIds"),
-            assistant_message_id=_text(fields, "assistantMessageId"),
-            placed=_flag(fields, "placed"),
+            reason=stored.optional_text(fields, "reason"),
+            policy=stored.optional_text(fields, "policy"),
+            owner=stored.optional_text(fields, "owner"),
+            revision=stored.count(fields, "revision"),
+            fencing_token=stored.count(fields, "fencingToken"),
+            input_ids=stored.texts(fields, "inputIds"),
+            assistant_message_id=stored.text(fields, "assistantMessageId"),
+            placed=stored.flag(fields, "placed"),
             checkpoint=None if checkpoint is None else DraftSummary.from_json(checkpoint),
             last_operation=operation,
-            absorbed_into_run_id=_optional_text(fields, "absorbedIntoRunId"),
-            created_at=_text(fields, "createdAt"),
-            updated_at=_text(fields, "updatedAt"),
+            absorbed_into_run_id=stored.optional_text(fields, "absorbedIntoRunId"),
+            created_at=stored.text(fields, "createdAt"),
+            updated_at=stored.text(fields, "updatedAt"),
         )
         problems = run_problems(run)
         if problems:
-            raise _broken("run", "; ".join(problems))
+            raise stored.broken("run", "; ".join(problems))
         return run
 
 
@@ -277,18 +278,18 @@ class Admission:
     @classmethod
     def from_json(cls, value: object) -> Admission:
         """Parse the wire form, refusing anything else (IntegrityError)."""
-        fields = _members(value, "admission", ADMISSION_FIELDS)
+        fields = stored.members(value, "admission", ADMISSION_FIELDS)
         message = fields["message"]
         if not isinstance(message, dict):
-            raise _broken("admission", "message must be an object")
+            raise stored.broken("admission", "message must be an object")
         return cls(
-            conversation_id=_text(fields, "conversationId"),
-            idempotency_key=_text(fields, "idempotencyKey"),
-            input_id=_text(fields, "inputId"),
-            run_id=_text(fields, "runId"),
-            assistant_message_id=_text(fields, "assistantMessageId"),
-            ordinal=_count(fields, "ordinal", minimum=1),
-            admitted_at=_text(fields, "admittedAt"),
+            conversation_id=stored.text(fields, "conversationId"),
+            idempotency_key=stored.text(fields, "idempotencyKey"),
+            input_id=stored.text(fields, "inputId"),
+            run_id=stored.text(fields, "runId"),
+            assistant_message_id=stored.text(fields, "assistantMessageId"),
+            ordinal=stored.count(fields, "ordinal", minimum=1),
+            admitted_at=stored.text(fields, "admittedAt"),
             message=message,
         )
 
@@ -334,26 +335,28 @@ class Message:
     @classmethod
     def from_json(cls, value: object) -> Message:
         """Parse the wire form, refusing anything else (IntegrityError)."""
-        fields = _members(value, "message", MESSAGE_FIELDS)
+        fields = stored.members(value, "message", MESSAGE_FIELDS)
         position = fields["position"]
         if isinstance(position, bool) or not isinstance(position, int):
-            raise _broken("message", "position must be an integer")
+            raise stored.broken("message", "position must be an integer")
         draft = fields["draft"]
         message = cls(
-            conversation_id=_text(fields, "conversationId"),
-            message_id=_text(fields, "messageId"),
+            conversation_id=stored.text(fields, "conversationId"),
+            message_id=stored.text(fields, "messageId"),
             position=position,
-            role=_enum(MessageRole, fields, "role"),
-            run_id=_optional_text(fields, "runId"),
-            status=_enum(MessageStatus, fields, "status"),
+            role=stored.enumerated(MessageRole, fields, "role"),
+            run_id=stored.optional_text(fields, "runId"),
+            status=stored.enumerated(MessageStatus, fields, "status"),
             content=fields["content"],
             draft=None if draft is None else DraftSummary.from_json(draft),
-            active=_flag(fields, "active"),
-            created_at=_text(fields, "createdAt"),
-            updated_at=_text(fields, "updatedAt"),
+            active=stored.flag(fields, "active"),
+            created_at=stored.text(fields, "createdAt"),
+            updated_at=stored.text(fields, "updatedAt"),
         )
         if (message.status is MessageStatus.DRAFT) != (message.draft is not None):
-            raise _broken("message", "a draft summary is present exactly while status is draft")
+            raise stored.broken(
+                "message", "a draft summary is present exactly while status is draft"
+            )
         return message
 
 
@@ -365,65 +368,3 @@ MESSAGE_FIELDS = (
 
 # -- strict member readers -------------------------------------------------------------------
 
-_E = TypeVar("_E", bound=enum.Enum)
-
-
-def _broken(record: str, why: str) -> IntegrityError:
-    return IntegrityError(f"malformed {record} record: {why}", requirement="TRN-011")
-
-
-def _members(value: object, record: str, names: tuple[str, ...]) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _broken(record, "not an object")
-    if set(value) != set(names):
-        missing = sorted(set(names) - set(value))
-        extra = sorted(set(value) - set(names))
-        raise _broken(record, f"missing {missing}, unexpected {extra}")
-    return value
-
-
-def _text(fields: Mapping[str, object], name: str) -> str:
-    value = fields[name]
-    if not isinstance(value, str) or not value:
-        raise _broken(name, "must be a non-empty string")
-    return value
-
-
-def _string(fields: Mapping[str, object], name: str) -> str:
-    value = fields[name]
-    if not isinstance(value, str):
-        raise _broken(name, "must be a string")
-    return value
-
-
-def _optional_text(fields: Mapping[str, object], name: str) -> str | None:
-    return None if fields[name] is None else _text(fields, name)
-
-
-def _texts(fields: Mapping[str, object], name: str) -> tuple[str, ...]:
-    value = fields[name]
-    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-        raise _broken(name, "must be an array of non-empty strings")
-    return tuple(value)
-
-
-def _count(fields: Mapping[str, object], name: str, *, minimum: int = 0) -> int:
-    value = fields[name]
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _broken(name, f"must be an integer >= {minimum}")
-    return value
-
-
-def _flag(fields: Mapping[str, object], name: str) -> bool:
-    value = fields[name]
-    if not isinstance(value, bool):
-        raise _broken(name, "must be a boolean")
-    return value
-
-
-def _enum(kind: type[_E], fields: Mapping[str, object], name: str) -> _E:
-    value = fields[name]
-    try:
-        return kind(value)
-    except ValueError:
-        raise _broken(name, f"unknown value {value!r}") from None

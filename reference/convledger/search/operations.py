@@ -1,20 +1,8 @@
-"""The store operation of capability ``search`` (chapter ``search.md``).
+"""The values and argument rules of capability ``search`` (chapter ``search.md``).
 
-:class:`SearchOperations` is mixed into :class:`convledger.store.StoreBase`.
-It checks the arguments and decides who may see what; the store's one
-primitive only finds hits:
-
-===================  ============================================================
-primitive            contract
-===================  ============================================================
-``_search``          in ONE read snapshot: up to ``limit`` hits of the requester,
-                     newest first; then, while fewer than ``limit`` were found,
-                     the hits of the other conversations (those of ``scope``, or
-                     every one when ``scope`` is None) in code-point order of
-                     their ids, newest first in each, asking ``allowed(id)``
-                     before reading a conversation and skipping it unless
-                     allowed (SRC-010 .. SRC-013)
-===================  ============================================================
+:class:`Hit`, the limits (SRC-012, SRC-023), the scope check and the
+default-deny rule (:func:`allowed_by`, SRC-010, SRC-011). The protocol and
+the abstract base of the capability are in :mod:`convledger.search.store`.
 """
 
 from __future__ import annotations

@@ -1,32 +1,26 @@
-"""The store operations of capability ``spills`` (chapter ``spills.md``).
+"""The rules of capability ``spills`` that need no store (chapter ``spills.md``).
 
-:class:`SpillOperations` is mixed into :class:`convledger.store.StoreBase`.
-It checks the arguments (SPL-001 .. SPL-006), builds the ledger event, asks
-the authorization callback on every read (SPL-020) and checks the bytes it
-returns against their sha256 (SPL-022). The primitives:
-
-=================  ==============================================================
-primitive          contract
-=================  ==============================================================
-``_put_spill``     in ONE atomic step: refuse a purged conversation, refuse a
-                   live reference (``duplicate``), append the ``spill/created``
-                   event (eventId unique) and store the object with its seq
-``_get_spill``     the metadata and the bytes of a live object of THIS
-                   conversation, or None
-``_delete_spill``  in ONE atomic step: refuse a purged conversation, find the
-                   live object (else ``not_found``), append the event the
-                   given function builds from its size, delete the object
-=================  ==============================================================
+The authorization recheck (:func:`granted`, SPL-020), the refusal of an
+object that is not live (:func:`not_live`), and the append rules that keep
+``spill/*`` events to the spill operations (SPL-008) and eventIds unique
+(LED-003). The protocol and the abstract base of the capability are in
+:mod:`convledger.spills.store`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from convledger import canonical
 from convledger.canonical import JsonValue
-from convledger.errors import NotFoundError, UnauthorizedError
-from convledger.spills.objects import (
-    Authorize,
+from convledger.envelope import EventDraft
+from convledger.errors import (
+    DuplicateError,
+    InvalidInputError,
+    NotFoundError,
+    UnauthorizedError,
 )
+from convledger.spills.objects import Authorize, SpillMetadata
 
 SPILL_SCHEMA_VERSION = 1
 
@@ -55,3 +49,32 @@ def not_live(conversation_id: str, reference: str) -> NotFoundError:
     return NotFoundError(
         f"no spill {reference!r} in conversation {conversation_id!r}", requirement="SPL-021"
     )
+
+
+def refuse_live_spill_events(
+    live: dict[str, tuple[SpillMetadata, bytes]], drafts: Sequence[EventDraft]
+) -> None:
+    """SPL-008: an append may not name a live object in a ``spill/*`` event."""
+    for draft in drafts:
+        payload = draft.payload
+        if (
+            draft.kind in ("spill/created", "spill/deleted")
+            and isinstance(payload, dict)
+            and payload.get("reference") in live
+        ):
+            raise InvalidInputError(
+                f"{draft.kind} of live spill {payload.get('reference')!r} is written "
+                "by put_spill and delete_spill only",
+                requirement="SPL-008",
+                field="kind",
+            )
+
+
+def refuse_known_event(event_ids: set[str], draft: EventDraft) -> None:
+    """LED-003: the eventId of a new event must not be stored anywhere."""
+    if draft.event_id in event_ids:
+        raise DuplicateError(
+            f"eventId {draft.event_id!r} already exists",
+            requirement="LED-003",
+            identity=draft.event_id,
+        )

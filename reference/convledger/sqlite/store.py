@@ -31,12 +31,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-
-import attrs
 
 from convledger import codec
 from convledger.archive import Archive, archive_of, encode_archive
@@ -44,29 +41,17 @@ from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, NotFoundError
 from convledger.handles import StoreLocator
-from convledger.host.rows import FactRow
-from convledger.host.store import FactRowsBase
 from convledger.kinds import KindRegistry
-from convledger.projections.companion import COMPANION as PROJECTIONS
-from convledger.projections.companion import parse_checkpoints
-from convledger.projections.definition import Checkpoint, ProjectionDefinition
-from convledger.projections.store import ProjectionsBase
-from convledger.runtime.companion import companions_for, runtime_of
+from convledger.runtime.companion import runtime_of
 from convledger.runtime.operations import RecoveryCursor
 from convledger.runtime.records import Run
-from convledger.runtime.state import RUNTIME_KINDS, Snapshot
+from convledger.runtime.state import Snapshot
 from convledger.runtime.store import PurgeBase, TransitionsBase
 from convledger.runtime.transitions import Transition
 from convledger.runtime.view import Outcome
-from convledger.search.operations import Allowed, Hit
-from convledger.search.store import SearchBase
-from convledger.spills.companion import COMPANION as SPILLS
-from convledger.spills.companion import parse_spills
-from convledger.spills.objects import SpillMetadata
-from convledger.spills.store import SpillsBase
 from convledger.sqlite import companions as side
-from convledger.sqlite import rows, runtime, runtime_view
-from convledger.sqlite import search as fts
+from convledger.sqlite import rows, runtime
+from convledger.sqlite.companion_store import SqliteCompanions
 from convledger.sqlite.errors import (
     NestedStoreCallError,
     StoreClosedError,
@@ -74,12 +59,20 @@ from convledger.sqlite.errors import (
 )
 from convledger.sqlite.migration import MigrationReport, StepObserver
 from convledger.sqlite.opening import Settings, open_database, random_event_id, rollback, utc_now
+from convledger.sqlite.transaction import (
+    LedgerTransaction as LedgerTransaction,
+)
+from convledger.sqlite.transaction import (
+    append_checked,
+    append_event,
+    companions_of_conversation,
+    import_companions,
+    last_runtime_time,
+)
 from convledger.store import (
     Capability,
     LedgerStore,
-    companions_of,
     not_supported,
-    validated_batch,
 )
 
 _RUNTIME = frozenset(
@@ -104,16 +97,13 @@ READ_ONLY_CAPABILITIES = _RUNTIME | frozenset({Capability.LEDGER, Capability.PER
 
 FaultProbe = Callable[[str], None]
 
-_TRANSACTION_CONTROL = re.compile(r"\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b", re.I)
 
 
 OPENER = "convledger.sqlite:open_file_store"
 """The opener a file store's locator names (:func:`convledger.sqlite.located.open_file_store`)."""
 
 
-class SqliteStore(
-    TransitionsBase, PurgeBase, ProjectionsBase, SpillsBase, SearchBase, FactRowsBase
-):
+class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions):
     """The ledger in one SQLite file (or ``:memory:``), schema version 2."""
 
     declared = FILE_CAPABILITIES
@@ -191,6 +181,10 @@ class SqliteStore(
             raise not_supported(Capability.PERSISTENCE, "reopen")
         on_close, self._on_close = self._on_close, None
         self.close()
+        return self._same_file(on_close=on_close, migration=True)
+
+    def _same_file(self, *, on_close: Callable[[], None] | None, migration: bool) -> SqliteStore:
+        """A new handle on this handle's file with its settings; ``on_close`` its own."""
         settings = self._settings
         return type(self)(
             settings.path,
@@ -201,7 +195,7 @@ class SqliteStore(
             new_event_id=settings.new_event_id,
             connection_hook=settings.connection_hook,
             connection_factory=settings.connection_factory,
-            on_migration_step=settings.on_migration_step,
+            on_migration_step=settings.on_migration_step if migration else None,
             on_close=on_close,
             registry=self.registry,
             fault_probe=self._fault_probe,
@@ -278,7 +272,7 @@ class SqliteStore(
         # LED-017: the head is read inside BEGIN IMMEDIATE, so writers of every
         # handle and process take seqs one after the other, never the same one.
         with self._transaction("append", write=True) as connection:
-            return _append_checked(connection, conversation_id, drafts, expected_head)
+            return append_checked(connection, conversation_id, drafts, expected_head)
 
     def _read(
         self, conversation_id: str, from_seq: int, to_seq: int | None, limit: int
@@ -312,7 +306,7 @@ class SqliteStore(
         # LED-018: one read transaction sees whole committed batches only.
         with self._transaction("export", write=False) as connection:
             stored = rows.export_rows(connection, conversation_id)
-            companions = _companions(connection, conversation_id)
+            companions = companions_of_conversation(connection, conversation_id)
         if not stored:
             raise NotFoundError(
                 f"conversation {conversation_id!r} has no events to export",
@@ -329,7 +323,8 @@ class SqliteStore(
         """SQL-045, TRN-107: events and every companion in one read transaction."""
         with self._transaction("export", write=False) as connection:
             events = rows.export_events(connection, conversation_id)
-            return events, _companions(connection, conversation_id)  # SPL-044: same snapshot
+            # SPL-044: the companions in the same snapshot
+            return events, companions_of_conversation(connection, conversation_id)
 
     def _export_bundle_contents(
         self, conversation_id: str
@@ -338,7 +333,7 @@ class SqliteStore(
         with self._transaction("export", write=False) as connection:
             events = rows.export_events(connection, conversation_id)
             spills, objects = side.live_objects(connection, conversation_id)
-            return events, _companions(connection, conversation_id, spills), objects
+            return events, companions_of_conversation(connection, conversation_id, spills), objects
 
     def _import(self, archive: Archive) -> None:
         state = runtime_of(archive.conversation_id, archive.companions)
@@ -363,8 +358,8 @@ class SqliteStore(
                 )
             rows.insert_events(connection, archive.events)  # ARC-016: every member as decoded
             if state is not None:  # TRN-105: the companion's rows, in the same transaction
-                runtime.write_state(connection, state, _last_runtime_time(archive.events))
-            _import_companions(connection, archive, self._settings.clock())
+                runtime.write_state(connection, state, last_runtime_time(archive.events))
+            import_companions(connection, archive, self._settings.clock())
 
     # -- runtime transitions, bounded reads and purge (SQL-050 .. SQL-056) ------------------------
 
@@ -372,7 +367,7 @@ class SqliteStore(
         with self._transaction("transition", write=True) as connection:
             return runtime.transit(
                 connection, conversation_id, transition, draft,
-                append=_append_event, probe=self._probe,
+                append=append_event, probe=self._probe,
             )
 
     def _probe(self, label: str) -> None:
@@ -400,100 +395,6 @@ class SqliteStore(
         with self._transaction("purge", write=True) as connection:
             return runtime.purge(connection, conversation_id, purged_at)
 
-
-    # -- projections, spills and search (SQL-060 .. SQL-066) --------------------------------------
-
-    def _catch_up(
-        self, conversation_id: str, definition: ProjectionDefinition, max_events: int
-    ) -> Checkpoint:
-        """SQL-060: read, fold and write the checkpoint in one write transaction."""
-        updated_at = self._settings.clock()
-        # PRJ-032: a refused or failed catch-up rolls back, so the checkpoint stays.
-        with self._transaction("catch_up", write=True) as connection:
-            runtime.refuse_purged(connection, conversation_id)  # PRJ-016
-            return side.catch_up(
-                connection, conversation_id, definition, self.registry, max_events,
-                updated_at, self._probe,
-            )
-
-    def _load_checkpoint(self, conversation_id: str, name: str) -> Checkpoint | None:
-        with self._gate("load_checkpoint") as connection, driver_boundary("load_checkpoint"):
-            return side.load_checkpoint(connection, conversation_id, name)
-
-    def _projection_status(
-        self, conversation_id: str, name: str
-    ) -> tuple[Checkpoint | None, int]:
-        with self._transaction("projection_status", write=False) as connection:
-            stored = side.load_checkpoint(connection, conversation_id, name)
-            return stored, rows.head_of(connection, conversation_id)
-
-    def _put_spill(
-        self, conversation_id: str, metadata: SpillMetadata, data: bytes, draft: EventDraft
-    ) -> SpillMetadata:
-        """SQL-062: the event and the object in one write transaction."""
-        with self._transaction("put_spill", write=True) as connection:
-            runtime.refuse_purged(connection, conversation_id)
-            side.refuse_live_reference(connection, conversation_id, metadata.reference)
-            placed = _append_checked(connection, conversation_id, (draft,), None)
-            self._probe("event")
-            stored = attrs.evolve(metadata, created_seq=placed[0].seq)
-            side.insert_spill(connection, conversation_id, stored, data)
-            self._probe("spill")
-            return stored
-
-    def _write_fact_rows(
-        self,
-        row: FactRow,
-        appends: tuple[tuple[str, tuple[EventDraft, ...]], ...],
-        skip_purged: bool,
-    ) -> tuple[str, ...]:
-        """SQL-068, SQL-069: the events and the row in one write transaction."""
-        with self._transaction("write_fact_rows", write=True) as connection:
-            written: list[str] = []
-            for conversation_id, drafts in appends:
-                if skip_purged and runtime.is_purged(connection, conversation_id):
-                    continue
-                _append_checked(connection, conversation_id, drafts, None)
-                written.append(conversation_id)
-            side.upsert_fact_row(connection, row)
-            return tuple(written)
-
-    def _fact_rows(self, table: str, conversation_id: str) -> tuple[FactRow, ...]:
-        with self._gate("fact_rows") as connection, driver_boundary("fact_rows"):
-            return side.load_fact_rows(connection, table, conversation_id)
-
-    def _get_spill(
-        self, conversation_id: str, reference: str
-    ) -> tuple[SpillMetadata, bytes] | None:
-        with self._gate("get_spill") as connection, driver_boundary("get_spill"):
-            return side.live_spill(connection, conversation_id, reference)
-
-    def _delete_spill(
-        self, conversation_id: str, reference: str, draft_for: Callable[[int], EventDraft]
-    ) -> Envelope:
-        """SQL-063: the deletion and its event in one write transaction."""
-        with self._transaction("delete_spill", write=True) as connection:
-            runtime.refuse_purged(connection, conversation_id)
-            removed = side.delete_spill(connection, conversation_id, reference)
-            self._probe("spill")
-            draft = draft_for(removed.size)
-            self.registry.check_payload(draft.kind, draft.schema_version, draft.payload)
-            placed = _append_checked(connection, conversation_id, (draft,), None)
-            self._probe("event")
-            return placed[0]
-
-    def _search(
-        self,
-        requester: str,
-        words: tuple[str, ...],
-        scope: tuple[str, ...] | None,
-        limit: int,
-        allowed: Allowed,
-    ) -> list[Hit]:
-        """SQL-066: both parts of a search in one read transaction."""
-        with self._transaction("search", write=False) as connection:
-            return fts.search(connection, requester, words, scope, limit, allowed)
-
     # -- several handles (capability multi_process, LED-016) ------------------------------------
 
     def open_handle(self) -> SqliteStore:
@@ -504,18 +405,7 @@ class SqliteStore(
         this one's cleanup).
         """
         self._require(Capability.MULTI_PROCESS, "open_handle")
-        settings = self._settings
-        return type(self)(
-            settings.path,
-            read_only=settings.read_only,
-            synchronous=settings.synchronous,
-            busy_timeout=settings.busy_timeout,
-            clock=settings.clock,
-            new_event_id=settings.new_event_id,
-            connection_hook=settings.connection_hook,
-            registry=self.registry,
-            fault_probe=self._fault_probe,
-        )
+        return self._same_file(on_close=None, migration=False)
 
     def locator(self) -> StoreLocator:
         """LED-016: the file and this store class, for :func:`convledger.sqlite.open_file_store`."""
@@ -528,115 +418,3 @@ class SqliteStore(
             "busyTimeout": self._settings.busy_timeout,
         }
         return StoreLocator(opener=OPENER, argument=json.dumps(argument, sort_keys=True))
-
-
-class LedgerTransaction:
-    """The handle of one write transaction (SQL-043); valid only inside its scope."""
-
-    def __init__(self, connection: sqlite3.Connection, registry: KindRegistry) -> None:
-        self._connection = connection
-        self._registry = registry
-        self._active = True
-
-    def head(self, conversation_id: str) -> int:
-        """LED-012 inside the transaction."""
-        check_identifier(conversation_id, "conversationId", "ENV-005")
-        return rows.head_of(self._live(), conversation_id)
-
-    def append(
-        self,
-        conversation_id: str,
-        drafts: Sequence[EventDraft],
-        *,
-        expected_head: int | None = None,
-    ) -> tuple[Envelope, ...]:
-        """Append inside the transaction, checked exactly like ``store.append``."""
-        batch = validated_batch(self._registry, conversation_id, drafts, expected_head)
-        return _append_checked(self._live(), conversation_id, batch, expected_head)
-
-    def execute(self, sql: str, parameters: Sequence[object] = ()) -> list[tuple[object, ...]]:
-        """Run one statement on a companion table; transaction control is the store's own."""
-        if _TRANSACTION_CONTROL.match(sql):
-            raise NestedStoreCallError(
-                "transaction control inside the store's transaction scope", requirement="SQL-043"
-            )
-        return list(self._live().execute(sql, tuple(parameters)).fetchall())
-
-    def _live(self) -> sqlite3.Connection:
-        if not self._active:
-            raise StoreClosedError("the transaction scope has ended", requirement="SQL-043")
-        return self._connection
-
-
-def _append_checked(
-    connection: sqlite3.Connection,
-    conversation_id: str,
-    drafts: tuple[EventDraft, ...],
-    expected_head: int | None,
-) -> tuple[Envelope, ...]:
-    """LED-002 .. LED-005 inside a write transaction: check, place at head+1.., insert.
-
-    The tombstone is read first, inside the transaction (SQL-052).
-    """
-    runtime.refuse_purged(connection, conversation_id)
-    head = rows.head_of(connection, conversation_id)
-    if expected_head is not None and expected_head != head:
-        raise ConflictError(
-            f"expected head {expected_head}, the ledger is at {head}",
-            requirement="LED-005",
-            actual=head,  # ERR-005: the head the store actually holds
-        )
-    stored = rows.first_stored_event_id(connection, (draft.event_id for draft in drafts))
-    if stored is not None:
-        raise DuplicateError(
-            f"eventId {stored!r} already exists", requirement="LED-003", identity=stored
-        )
-    side.refuse_live_spill_events(connection, conversation_id, drafts)
-    # LED-002: seqs are head+1.., in the order of the drafts.
-    placed = tuple(
-        Envelope.from_draft(draft, conversation_id, head + offset)
-        for offset, draft in enumerate(drafts, start=1)
-    )
-    return rows.insert_placed(connection, placed)
-
-
-def _append_event(
-    connection: sqlite3.Connection, conversation_id: str, drafts: tuple[EventDraft, ...]
-) -> tuple[Envelope, ...]:
-    """A transition's event, by the append path: seq head+1, eventId unique (TRN-008)."""
-    return _append_checked(connection, conversation_id, drafts, None)
-
-
-def _import_companions(connection: sqlite3.Connection, archive: Archive, now: str) -> None:
-    """PRJ-044, SPL-055: the checked checkpoints and spill objects, in the import's transaction."""
-    cid = archive.conversation_id
-    if PROJECTIONS in archive.companions:
-        checkpoints = parse_checkpoints(archive.companions[PROJECTIONS])
-        side.write_checkpoints(connection, cid, checkpoints, now)
-    if SPILLS in archive.companions:
-        for metadata in parse_spills(archive.companions[SPILLS]):
-            side.insert_spill(connection, cid, metadata, archive.objects[metadata.reference])
-
-
-def _last_runtime_time(events: Sequence[Envelope]) -> str:
-    """SQL-054: ``heads.updated_at`` of an import: the time of its last runtime event."""
-    return next(
-        envelope.occurred_at for envelope in reversed(events) if envelope.kind in RUNTIME_KINDS
-    )
-
-
-def _companions(
-    connection: sqlite3.Connection,
-    conversation_id: str,
-    spills: Sequence[SpillMetadata] | None = None,
-) -> dict[str, JsonValue]:
-    """SQL-045, SQL-064: every companion of a conversation, in the caller's read transaction.
-
-    ``spills`` passes the spill metadata a bundle export has already read with
-    the objects, so the rows are not read twice.
-    """
-    return companions_of(
-        companions_for(runtime_view.load_state(connection, conversation_id)),
-        side.load_checkpoints(connection, conversation_id),
-        side.live_spills(connection, conversation_id) if spills is None else spills,
-    )

@@ -6,13 +6,11 @@ Theory of operation
 reply frame per request, in order (WIR-005). It holds any number of stores,
 each under a handle that ``newStore`` (and ``reopen``) returns (WIR-020), so a
 conformance run pays one process start and then one round trip per fresh
-store. :data:`OPERATIONS` is the operation table: one entry per request type,
-naming the capability it belongs to and the handler that decodes its
-arguments, calls the store and encodes the result, derived from the one
-capability table (:data:`convledger.capabilities.OPERATIONS`): an operation
-the table marks as carried must have a handler here. Capabilities whose
-operations the protocol does not carry are removed from every declaration the
-server sends (WIR-021), so it never claims what it cannot serve.
+store. The request table (:data:`~convledger.wire.requests.OPERATIONS`, one
+handler per store operation, derived from the capability table) is in
+:mod:`convledger.wire.requests`; capabilities whose operations the protocol
+does not carry are removed from every declaration the server sends
+(WIR-021), so it never claims what it cannot serve.
 
 Two operations take a callback that lives in the client (``getSpill`` and
 ``search``, ``authorize``). A request carrying ``authorize: true`` reaches the
@@ -20,7 +18,7 @@ store with a stand-in callable that writes a callback frame and reads the
 client's callback reply from the same streams before the request's reply is
 written (WIR-030 .. WIR-033); only a reply whose ``ok`` is exactly true grants.
 A projection definition travels with its fold by name and is rebuilt here with
-the named fold (:func:`resolve_fold`, WIR-018).
+the named fold (:func:`convledger.wire.requests.resolve_fold`, WIR-018).
 
 Arguments are decoded without validation (:mod:`convledger.wire.values`): the
 store refuses ill-typed ones exactly as it does in process. A refusal becomes
@@ -35,14 +33,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
-import attrs
-
 import convledger
-from convledger.capabilities import OPERATIONS as CAPABILITY_OPERATIONS
-from convledger.capabilities import Capability
 from convledger.errors import InvalidInputError, LedgerError, NotSupportedError
-from convledger.interface import EveryOperation, unchecked
-from convledger.projections.named import resolve
+from convledger.interface import unchecked
 from convledger.store_interface import LedgerStore
 from convledger.wire import values
 from convledger.wire.frames import (
@@ -53,214 +46,15 @@ from convledger.wire.frames import (
     read_frame,
     write_frame,
 )
+from convledger.wire.requests import CARRIED as CARRIED
+from convledger.wire.requests import OPERATIONS as OPERATIONS
+from convledger.wire.requests import SERVER_REQUESTS as SERVER_REQUESTS
+from convledger.wire.requests import declared_over_wire, member
 
 PROTOCOL_VERSION: Final = 1
 """WIR-006: the protocol version this module speaks."""
 
 StoreMaker = Callable[[], LedgerStore]
-Handler = Callable[[EveryOperation, dict[str, Any]], object]
-
-
-@attrs.frozen
-class Entry:
-    """One request type of the operation table."""
-
-    capability: Capability
-    handler: Handler
-
-
-def _kwargs(args: dict[str, Any], *names: tuple[str, str]) -> dict[str, Any]:
-    """The keyword arguments of the wire members present in ``args`` (absent: the default)."""
-    return {python: args[wire] for wire, python in names if wire in args}
-
-
-def _append(store: EveryOperation, args: dict[str, Any]) -> object:
-    placed = store.append(
-        _member(args, "conversationId"),
-        values.drafts_in(_member(args, "drafts")),  # type: ignore[arg-type]
-        **_kwargs(args, ("expectedHead", "expected_head")),
-    )
-    return [values.envelope_out(envelope) for envelope in placed]
-
-
-def _read(store: EveryOperation, args: dict[str, Any]) -> object:
-    page = store.read(
-        _member(args, "conversationId"),
-        **_kwargs(args, ("fromSeq", "from_seq"), ("toSeq", "to_seq"), ("limit", "limit")),
-    )
-    return values.page_out(page)
-
-
-def _member(args: dict[str, Any], name: str) -> Any:
-    """A request member as it came, unchecked: the store refuses an ill-typed one."""
-    return args.get(name)
-
-
-def _conversation(args: dict[str, Any]) -> Any:
-    return _member(args, "conversationId")
-
-
-def _transition(store: EveryOperation, args: dict[str, Any]) -> object:
-    outcome = store.transition(
-        _conversation(args),
-        values.transition_in(_member(args, "transition")),  # type: ignore[arg-type]
-        event_id=_member(args, "eventId"),
-        occurred_at=_member(args, "occurredAt"),
-    )
-    return values.outcome_out(outcome)
-
-
-def _scan(store: EveryOperation, args: dict[str, Any]) -> object:
-    kwargs = _kwargs(args, ("limit", "limit"))
-    if "after" in args:
-        kwargs["after"] = values.cursor_in(args["after"])
-    return values.recovery_page_out(store.scan_recoverable(**kwargs))
-
-
-def _authorize(args: dict[str, Any]) -> Any:
-    """WIR-030: the callback the server put in place of ``true``, or the value as it came."""
-    return _member(args, "authorize")
-
-
-def _put_spill(store: EveryOperation, args: dict[str, Any]) -> object:
-    metadata = store.put_spill(
-        _conversation(args),
-        _member(args, "data"),
-        **_kwargs(args, ("mediaType", "media_type"), ("operation", "operation"),
-                  ("reference", "reference"), ("eventId", "event_id"),
-                  ("occurredAt", "occurred_at")),
-    )
-    return values.metadata_out(metadata)
-
-
-def _get_spill(store: EveryOperation, args: dict[str, Any]) -> object:
-    return store.get_spill(
-        _conversation(args), _member(args, "reference"), authorize=_authorize(args)
-    )
-
-
-def _delete_spill(store: EveryOperation, args: dict[str, Any]) -> object:
-    envelope = store.delete_spill(
-        _conversation(args),
-        _member(args, "reference"),
-        **_kwargs(args, ("reason", "reason"), ("eventId", "event_id"),
-                  ("occurredAt", "occurred_at")),
-    )
-    return values.envelope_out(envelope)
-
-
-def _search(store: EveryOperation, args: dict[str, Any]) -> object:
-    kwargs = _kwargs(args, ("scope", "scope"), ("limit", "limit"))
-    hits = store.search(
-        _member(args, "requester"), _member(args, "query"), authorize=_authorize(args), **kwargs
-    )
-    return [values.hit_out(hit) for hit in hits]
-
-
-def resolve_fold(name: object, version: object) -> object:
-    """WIR-018: the fold a definition names, from the table of named folds, or None."""
-    return resolve(name, version)
-
-
-def _definitions(args: dict[str, Any]) -> dict[str, Any]:
-    """``projections``, when present: each definition resolved (WIR-018)."""
-    if "projections" not in args:
-        return {}
-    given = args["projections"]
-    if not isinstance(given, list):
-        return {"projections": given}
-    return {"projections": [values.definition_in(item, resolve_fold) for item in given]}
-
-
-def _catch_up(store: EveryOperation, args: dict[str, Any]) -> object:
-    checkpoint = store.catch_up(
-        _conversation(args),
-        values.definition_in(_member(args, "definition"), resolve_fold),  # type: ignore[arg-type]
-        **_kwargs(args, ("maxEvents", "max_events")),
-    )
-    return values.checkpoint_out(checkpoint)
-
-
-def _import_conversation(store: EveryOperation, args: dict[str, Any]) -> object:
-    # WIR-014: the archive as it came; a store refuses anything but bytes (ARC-003).
-    report = store.import_conversation(_member(args, "archive"), **_definitions(args))
-    return values.import_report_out(report)
-
-
-def _import_bundle(store: EveryOperation, args: dict[str, Any]) -> object:
-    report = store.import_bundle(_member(args, "bundle"), **_definitions(args))
-    return values.import_report_out(report)
-
-
-HANDLERS: Final[dict[str, Handler]] = {
-    "append": _append,
-    "read": _read,
-    "head": lambda s, a: s.head(_conversation(a)),
-    "exportConversation": lambda s, a: s.export_conversation(_conversation(a)),
-    "importConversation": _import_conversation,
-    "transition": _transition,
-    "loadRun": lambda s, a: values.run_out(s.load_run(_conversation(a), _member(a, "runId"))),
-    "listActiveRuns": lambda s, a: [
-        values.run_out(run) for run in s.list_active_runs(_conversation(a))
-    ],
-    "loadSnapshot": lambda s, a: values.snapshot_out(s.load_snapshot(_conversation(a))),
-    "scanRecoverable": _scan,
-    "purge": lambda s, a: s.purge(_conversation(a)).value,
-    "putSpill": _put_spill,
-    "getSpill": _get_spill,
-    "deleteSpill": _delete_spill,
-    "exportBundle": lambda s, a: s.export_bundle(_conversation(a)),
-    "importBundle": _import_bundle,
-    "search": _search,
-    "catchUp": _catch_up,
-    "loadCheckpoint": lambda s, a: values.checkpoint_out(
-        s.load_checkpoint(_conversation(a), _member(a, "name"))
-    ),
-    "projectionStatus": lambda s, a: values.status_out(
-        s.projection_status(_conversation(a), _member(a, "name"))
-    ),
-}
-"""How each request type decodes its arguments, calls the store and encodes the result."""
-
-SERVER_REQUESTS: Final = frozenset({"hello", "newStore", "reopen", "close", "capabilities"})
-"""The requests the server answers itself; ``reopen`` is capability ``persistence``'s."""
-
-
-def _operation_table() -> dict[str, Entry]:
-    """WIR-013: the capability table's operations the protocol carries, each with its handler."""
-    table = {
-        operation.name: Entry(capability, HANDLERS[operation.name])
-        for capability, operations in CAPABILITY_OPERATIONS.items()
-        for operation in operations
-        if operation.wire and operation.name not in SERVER_REQUESTS
-    }
-    if set(table) != set(HANDLERS):
-        raise AssertionError(f"handlers {sorted(set(HANDLERS) ^ set(table))} are not in the table")
-    return table
-
-
-OPERATIONS: Final[dict[str, Entry]] = _operation_table()
-"""WIR-013, WIR-015 .. WIR-018: the store operations the protocol carries, by request type.
-
-Derived from :data:`convledger.capabilities.OPERATIONS`, the one capability
-table: every operation marked ``wire`` has a handler here, and
-``newStore``, ``reopen``, ``close``, ``capabilities`` and ``hello`` are
-handled by the server itself.
-"""
-
-CARRIED: Final = frozenset(
-    capability
-    for capability, operations in CAPABILITY_OPERATIONS.items()
-    if operations and all(operation.wire for operation in operations)
-)
-"""WIR-021: the capabilities whose every operation the protocol carries."""
-
-
-def declared_over_wire(store: LedgerStore) -> list[str]:
-    """The store's declaration without the capabilities the protocol cannot serve (WIR-021)."""
-    return sorted(item.value for item in store.capabilities if item in CARRIED)
-
-
 Send = Callable[[dict[str, Any]], None]
 
 
@@ -343,7 +137,7 @@ class WireServer:
                 "id": ident if _is_id(ident) else None,
                 "error": _refusal("a request is {id: uint, op: text, args?: map}", "WIR-004"),
             }
-        if _member(args, "authorize") is True:
+        if member(args, "authorize") is True:
             args = {**args, "authorize": callback}
         try:
             value = self._dispatch(op, args)
@@ -423,7 +217,7 @@ class WireServer:
         return entry.handler(unchecked(store), args)
 
     def _hello(self, args: dict[str, Any]) -> object:
-        offered = _member(args, "protocol")
+        offered = member(args, "protocol")
         if offered != PROTOCOL_VERSION:
             raise NotSupportedError(
                 f"protocol version {offered!r} is not {PROTOCOL_VERSION}",
@@ -450,7 +244,7 @@ class WireServer:
         return {"store": handle, "capabilities": declared_over_wire(store)}
 
     def _store(self, args: dict[str, Any]) -> LedgerStore:
-        handle = _member(args, "store")
+        handle = member(args, "store")
         if not _is_id(handle) or handle not in self._stores:
             raise InvalidInputError(f"no open store has handle {handle!r}", requirement="WIR-020")
         return self._stores[handle]
