@@ -1,11 +1,13 @@
 """Record the shrunk failures of the broken-store gallery as operation-trace vectors.
 
 Not a test: run ``python scripts/record_shrunk_vectors.py`` from the repository
-root. For every broken store of the galleries (``tests/galleries.py``) it runs
+root. For every broken store of the galleries (``tests/galleries/``) it runs
 the store's focused checks at ``ci``, derandomized and shrunk, with
 ``record_failures`` (:mod:`convledger_conformance.failure_traces`); when none
 of them gives a trace, it runs the gallery's state machine (:data:`MACHINES`)
-the same way. The checks that replay shipped vectors are left out: their
+the same way. Each trace is named ``shrunk/<store class>/<check>``, which is how
+``tests/test_shrunk_vectors.py`` finds its store again among
+:func:`galleries.cases`. The checks that replay shipped vectors are left out: their
 failures would only repeat a vector. Of the traces that catch the store, it keeps the
 one with the fewest steps. The kept traces are grouped by the capabilities they need into
 ``spec/vectors/traces/shrunk-<capabilities>.json`` and this package's copies,
@@ -35,17 +37,17 @@ from convledger_conformance.runner import run_suite
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from galleries import cases  # noqa: E402
+from galleries import BrokenStore, cases  # noqa: E402
 
 TARGETS = (
     ROOT / "spec" / "vectors" / "traces",
     ROOT / "conformance" / "convledger_conformance" / traces.PACKAGE_DIR / "traces",
 )
 
-MACHINES = {"runtime": "runtime_state_machine", "transitions": "runtime_state_machine"}
+MACHINES = {"runtime": "runtime_state_machine"}
 """The state machine run for a gallery's store that no focused check records a trace for.
 
-The core gallery's stores that no focused check records (in-process
+The ledger gallery's stores that no focused check records (in-process
 aliasing, error details, capability declarations) have no trace form, so
 the ledger machine is not run for them.
 """
@@ -55,11 +57,11 @@ VECTOR_CHECKS = ("trace_vectors_", "archive_vectors_")
 """Checks that replay shipped vectors: a trace of their failure would repeat a vector."""
 
 
-def _record(case: Any, checks: list[Any], folder: Path) -> list[dict[str, Any]]:
-    """Run ``checks`` on the case's store with recording; the traces written."""
+def _record(broken: BrokenStore, checks: list[Any], folder: Path) -> list[dict[str, Any]]:
+    """Run ``checks`` on the broken store with recording; the traces written."""
     if checks:
-        run_suite(case.factory, profile="ci", checks=checks, derandomize=True,
-                  store_name=case.name, record_failures=folder)
+        run_suite(broken.factory, profile="ci", checks=checks, derandomize=True,
+                  store_name=broken.name, record_failures=folder)
     return [
         trace
         for path in sorted(folder.glob("*.json"))
@@ -78,20 +80,21 @@ def main() -> int:
     missing: list[str] = []
     scratch = Path(tempfile.mkdtemp(prefix="convledger-shrunk-"))
     try:
-        for case in cases(scratch):
-            folder = scratch / "traces" / case.name
-            focused = [item for item in case.checks if not item.name.startswith(VECTOR_CHECKS)]
-            found = _record(case, focused, folder)
-            if not found and case.gallery in MACHINES:
-                machine = [item for item in all_checks() if item.name == MACHINES[case.gallery]]
-                found = _record(case, machine, folder)
+        for broken in cases():
+            folder = scratch / "traces" / broken.name
+            focused = [item for item in broken.selected()
+                       if not item.name.startswith(VECTOR_CHECKS)]
+            found = _record(broken, focused, folder)
+            if not found and broken.chapter in MACHINES:
+                machine = [item for item in all_checks() if item.name == MACHINES[broken.chapter]]
+                found = _record(broken, machine, folder)
             if not found:
-                missing.append(case.name)
-                print(f"{case.name}: no trace vector", file=sys.stderr, flush=True)
+                missing.append(broken.name)
+                print(f"{broken.name}: no trace vector", file=sys.stderr, flush=True)
                 continue
             best = min(found, key=_preference)
             chosen.append(best)
-            print(f"{case.name}: {best['name']} ({len(best['steps'])} steps)",
+            print(f"{broken.name}: {best['name']} ({len(best['steps'])} steps)",
                   file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

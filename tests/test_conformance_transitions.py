@@ -1,39 +1,28 @@
 """The transition checks and the runtime state machine, tested from both sides.
 
-Every TRN check must pass on the reference MemoryStore, and each store below,
-with exactly one bug a real store could make, must be failed by the checks
-naming the ids it breaks. A store declaring only ``ledger`` must refuse every
-runtime operation with not_supported (CAP-002, TRN-109).
+Every TRN check must pass on the reference MemoryStore, and the broken stores
+of the runtime gallery (``galleries/runtime.py``), each with exactly one bug a
+real store could make, must be failed by the checks naming the ids it breaks.
+A store declaring only ``ledger`` must refuse every runtime operation with
+not_supported (CAP-002, TRN-109).
 """
 
 from __future__ import annotations
 
-import json
 import threading
-import time
 
-import attrs
 import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from broken_stores import Broken
-from convledger.archive import Archive
-from convledger.envelope import EventDraft, from_wire
-from convledger.errors import LedgerError
 from convledger.memory import MemoryStore
 from convledger.runtime import (
-    Outcome,
-    RecoveryCursor,
     Run,
-    RuntimeState,
     Terminal,
 )
 from convledger.runtime.operations import recovery_order
-from convledger.runtime.rules import decide
-from convledger.runtime.transitions import Transition
 from convledger.runtime.view import Status
-from convledger.store import Capability, ImportReport
+from convledger.store import Capability
 from convledger_conformance.checks.capabilities import ABSENT_OPERATIONS
 from convledger_conformance.profiles import settings_for
 from convledger_conformance.registry import CheckFailure, all_checks
@@ -45,101 +34,16 @@ from convledger_conformance.runtime_machine import (
     RUNTIME_MACHINE_IDS,
     build_runtime_machine,
 )
+from galleries import broken
+from galleries.runtime import BROKEN as GALLERY
+from galleries.runtime import DecidesOutsideTheLock, ForgetsKeysOfEndedRuns, IgnoresFences
 from kill_table import CountingFactory, kill
 
 TRN_CHECKS = [c for c in all_checks() if any(i.startswith("TRN-") for i in c.ids)]
 MACHINES = ("runtime_state_machine", "runtime_state_machine_with_purge")
 
 
-# -- the broken stores -----------------------------------------------------------------------
-
-
-class ScansInUtf16Order(MemoryStore):
-    """TRN-083, TRN-085: orders recoverable runs by UTF-16 code units, not code points."""
-
-    def _scan_recoverable(self, after: RecoveryCursor | None, limit: int) -> list[Run]:
-        found = sorted(super()._scan_recoverable(None, 1000),
-                       key=lambda r: (r.conversation_id.encode("utf-16-be"), r.ordinal))
-        if after is not None:
-            key = (after.conversation_id.encode("utf-16-be"), after.ordinal)
-            found = [r for r in found if (r.conversation_id.encode("utf-16-be"), r.ordinal) > key]
-        return found[:limit]
-
-
-class IgnoresFences(MemoryStore):
-    """TRN-040: lets any caller end a run, whatever owner, revision and token it presents."""
-
-    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft
-                 ) -> Outcome:
-        if isinstance(transition, Terminal):
-            run = self._load_run(conversation_id, transition.run_id)
-            if run is not None and run.state.owned and run.owner is not None:
-                fence = attrs.evolve(transition.fence, owner=run.owner, revision=run.revision,
-                                     fencing_token=run.fencing_token)
-                transition = attrs.evolve(transition, fence=fence)
-        return super()._transit(conversation_id, transition, draft)
-
-
-class ForgetsKeysOfEndedRuns(MemoryStore):
-    """TRN-020, TRN-021: drops a run's admissions when the run ends."""
-
-    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft
-                 ) -> Outcome:
-        outcome = super()._transit(conversation_id, transition, draft)
-        if outcome.status is Status.APPLIED and outcome.run is not None and (
-            not outcome.run.state.active
-        ):
-            with self._lock:
-                state = self._runtime[conversation_id]
-                state.admissions = {k: a for k, a in state.admissions.items()
-                                    if a.run_id != outcome.run.run_id}
-        return outcome
-
-
-class DecidesOutsideTheLock(MemoryStore):
-    """TRN-003: decides on a state read before the write, with no compare-and-swap."""
-
-    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft
-                 ) -> Outcome:
-        with self._lock:
-            self._refuse_purged(conversation_id)
-            state = (self._runtime.get(conversation_id) or RuntimeState(conversation_id)).copy()
-        decision = decide(state, conversation_id, transition, draft.occurred_at)
-        if decision.status is not Status.APPLIED:
-            return Outcome.of(decision)
-        time.sleep(0.002)  # the window a real store without a CAS leaves open
-        with self._lock:
-            state.apply(decision)
-            placed = self._placed(conversation_id, (draft,), None)
-            self._runtime[conversation_id] = state
-            self._commit(conversation_id, placed)
-        return Outcome.of(decision, placed[0])
-
-
-class PurgeWithoutTombstone(MemoryStore):
-    """TRN-092: purges the data but keeps no tombstone, so late writes come back."""
-
-    def _purge(self, conversation_id: str) -> bool:
-        newly = super()._purge(conversation_id)
-        with self._lock:
-            self._purged.discard(conversation_id)
-        return newly
-
-
-class TrustsTheCompanion(MemoryStore):
-    """TRN-104: imports the runtime companion without comparing it with the fold."""
-
-    def import_conversation(self, archive: bytes) -> ImportReport:
-        """Import, passing over any refusal of the runtime companion (and only that)."""
-        try:
-            return super().import_conversation(archive)
-        except LedgerError as error:
-            if error.requirement not in {"TRN-100", "TRN-101", "TRN-102", "TRN-104"}:
-                raise
-        document = json.loads(archive)
-        events = tuple(from_wire(item) for item in document["events"])
-        self._import(Archive(document["conversationId"], events, document["companions"]))
-        return ImportReport(document["conversationId"], len(events), events[-1].seq)
+# -- stores declaring fewer capabilities (correct stores) --------------------------------------
 
 
 class LedgerOnly(MemoryStore):
@@ -155,13 +59,13 @@ class PurgeWithoutTransitions(MemoryStore):
 
 
 BROKEN: list[tuple[type[MemoryStore], tuple[str, ...]]] = [
-    (ScansInUtf16Order, ("TRN-083", "TRN-085")),
-    (IgnoresFences, ("TRN-040", "TRN-060")),
-    (ForgetsKeysOfEndedRuns, ("TRN-021",)),
-    (PurgeWithoutTombstone, ("TRN-092",)),
-    (TrustsTheCompanion, ("TRN-104",)),
+    (item.factory, item.catches) for item in GALLERY if item.name in {
+        "ScansInUtf16Order", "IgnoresFences", "ForgetsKeysOfEndedRuns", "PurgeWithoutTombstone",
+        "TrustsTheCompanion",
+    }
 ]
-"""Each broken store, with ids its focused (non-machine) checks must fail."""
+"""The broken stores of the runtime gallery first written for these tests, with ids their
+focused (non-machine) checks must fail (``test_gallery_runtime.py`` runs the whole gallery)."""
 
 
 # -- the reference passes -------------------------------------------------------------------
@@ -225,7 +129,7 @@ def test_focused_checks_kill_the_broken_store(
 ) -> None:
     """The focused checks covering a broken store's ids fail at least those ids."""
     selected = [c for c in TRN_CHECKS if set(c.ids) & set(catches) and c.name not in MACHINES]
-    row = kill(Broken(store, catches), selected, profile="smoke")
+    row = kill(broken("runtime", store, *catches), selected, profile="smoke")
     print(f"\n{row.line()}")
     assert set(catches) <= row.failed
 

@@ -11,7 +11,6 @@ from typing import Any
 import attrs
 import pytest
 
-from broken_stores import DropsLastOfFullPage, EventIdsUniquePerConversation, SharesPayloads
 from convledger.envelope import EventDraft
 from convledger.errors import LedgerError
 from convledger.memory import MemoryStore
@@ -30,6 +29,7 @@ from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite
 from convledger_conformance.traces import Trace, capabilities_of, replay
+from galleries.ledger import DropsLastOfFullPage, EventIdsUniquePerConversation, SharesPayloads
 
 AT = "2026-03-01T09:00:00Z"
 
@@ -118,7 +118,7 @@ def test_runner_writes_a_minimal_vector_that_catches_the_store(tmp_path: Path) -
     assert len(files) == 1 and str(files[0]) in failed[0].detail
     document = json.loads(files[0].read_bytes())
     (trace,) = document["traces"]
-    assert trace["name"] == "shrunk/broken_stores:DropsLastOfFullPage/read_windows"
+    assert trace["name"] == "shrunk/galleries.ledger:DropsLastOfFullPage/read_windows"
     assert set(trace["covers"]) <= set(failed[0].ids) and trace["capabilities"] == ["ledger"]
     assert len(trace["steps"]) <= 3
     assert replay(MemoryStore, trace) == [] and replay(new_file_store, trace) == []

@@ -2,7 +2,7 @@
 
 The suite is tested from both sides: here every check must pass on the
 reference store (and the suite's own tables must agree with its model); in
-``test_broken_stores_core.py`` every deliberately broken store must fail.
+``test_gallery_ledger.py`` every deliberately broken store must fail.
 """
 
 from __future__ import annotations

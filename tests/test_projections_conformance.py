@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from broken_sqlite_stores import factory_of
 from convledger.errors import LedgerError
 from convledger.memory import MemoryStore
 from convledger.sqlite import SqliteStore
 from convledger_conformance.registry import Check, all_checks
 from convledger_conformance.report import FAILED, NOT_RUN, PASSED
 from convledger_conformance.runner import run_suite
+from galleries.sqlite import factory_of
 
 MODULES = ("projections", "spills", "search", "sqlite_companions", "sqlite_search",
            "capabilities")

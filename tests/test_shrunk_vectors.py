@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,9 +30,13 @@ def test_there_are_shrunk_vectors_for_ledger_and_transitions() -> None:
 
 
 @pytest.mark.parametrize("trace", shrunk_traces(), ids=lambda trace: trace["name"])
-def test_shrunk_vector_catches_its_store(trace: dict[str, Any], tmp_path: Path) -> None:
-    """Replayed on its broken store the trace differs from the recording; on the reference not."""
+def test_shrunk_vector_catches_its_store(trace: dict[str, Any]) -> None:
+    """Replayed on its broken store the trace differs from the recording; on the reference not.
+
+    A shrunk trace is named ``shrunk/<store class>/<check>``; the class name finds
+    its record among the galleries' broken stores.
+    """
     store_name = trace["name"].split("/")[1]
-    (case,) = [case for case in cases(tmp_path) if case.name == store_name]
-    assert traces.replay(case.factory, trace)
+    (broken,) = [broken for broken in cases() if broken.name == store_name]
+    assert traces.replay(broken.factory, trace)
     assert traces.replay(MemoryStore, trace) == []

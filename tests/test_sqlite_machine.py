@@ -1,29 +1,26 @@
 """The ledger state machine on the SQLite store: on a file with its extra rules, and in memory.
 
 The machine of ``checks/sqlite_machine.py`` must pass on the reference store
-on a file and must kill the deliberately broken SQLite stores below, each with
-one bug a real store could have; the plain ledger machine must pass on the
-store on ``:memory:``. The second process of the machine imports a broken
-store class from this module, so the classes live at module level.
+on a file and must kill the deliberately broken SQLite stores only it catches
+(``galleries/sqlite.py``: HeadCachedPerHandle, MigrationForgetsTheLastConversation),
+each with one bug a real store could have; the plain ledger machine must pass
+on the store on ``:memory:``. The second process of the machine imports the
+broken store class from that module.
 """
 
 from __future__ import annotations
 
 import collections
 import itertools
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from convledger.envelope import Envelope, EventDraft
-from convledger.errors import ConflictError, DuplicateError
-from convledger.sqlite import SqliteStore, rows
+from convledger.sqlite import SqliteStore
 from convledger.sqlite.factories import memory_store_factory, new_file_store
-from convledger.store import Capability, LedgerStore
+from convledger.store import Capability
 from convledger_conformance.checks.sqlite_machine import (
     FILE_IDS,
     check_sqlite_ledger_state_machine,
@@ -40,6 +37,7 @@ from convledger_conformance.registry import (
 )
 from convledger_conformance.report import NOT_RUN, PASSED
 from convledger_conformance.runner import run_suite
+from galleries.sqlite import HeadCachedPerHandle, MigrationForgetsTheLastConversation
 from kill_table import CountingFactory
 
 CHECK = "sqlite_ledger_state_machine"
@@ -54,58 +52,6 @@ def factory_of(store: type[SqliteStore], directory: Path) -> StoreFactory:
     """Fresh stores of class ``store``, each on a new file under ``directory``."""
     counter = itertools.count()
     return lambda: store(directory / f"store-{next(counter)}.sqlite")
-
-
-# -- deliberately broken SQLite stores -----------------------------------------------------
-
-
-class HeadCachedPerHandle(SqliteStore):
-    """SQL-047: keeps each conversation's head in the handle, blind to other processes."""
-
-    def __init__(self, path: str | Path, **options: Any) -> None:
-        super().__init__(path, **options)
-        self._heads: dict[str, int] = {}
-
-    def _append(
-        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
-    ) -> tuple[Envelope, ...]:
-        with self._transaction("append", write=True) as connection:
-            head = self._heads.get(conversation_id)
-            if head is None:
-                head = rows.head_of(connection, conversation_id)
-            if expected_head is not None and expected_head != head:
-                raise ConflictError("stale head", requirement="LED-005", actual=head)
-            stored = rows.first_stored_event_id(connection, (d.event_id for d in drafts))
-            if stored is not None:
-                raise DuplicateError("stored", requirement="LED-003", identity=stored)
-            placed = tuple(
-                Envelope.from_draft(d, conversation_id, head + n)
-                for n, d in enumerate(drafts, start=1)
-            )
-            rows.insert_events(connection, placed)
-            self._heads[conversation_id] = head + len(placed)
-        return tuple(rows.envelope_of(rows.event_row(e)) for e in placed)
-
-    def reopen(self) -> LedgerStore:
-        """Reopen as this class (SqliteStore.reopen would return the correct class)."""
-        self.close()
-        return type(self)(self.path)
-
-
-class MigrationForgetsTheLastConversation(SqliteStore):
-    """SQL-031: an off-by-one migration writes no baseline for the last conversation."""
-
-    def __init__(self, path: str | Path, **options: Any) -> None:
-        opened: list[sqlite3.Connection] = []
-
-        def forget(step: str) -> None:
-            if step == "write_baselines":
-                opened[0].execute("DELETE FROM events WHERE conversation_id ="
-                                  " (SELECT max(conversation_id) FROM heads)")
-
-        options.setdefault("connection_hook", opened.append)
-        options.setdefault("on_migration_step", forget)
-        super().__init__(path, **options)
 
 
 # -- the reference store ---------------------------------------------------------------------

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from broken_runtime_stores import DuplicateAnswersProposedIds, PurgeLeavesNoTombstone
 from convledger.memory import MemoryStore
 from convledger.sqlite import memory_store_factory, new_file_store
 from convledger_conformance import traces
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite
+from galleries.runtime import DuplicateAnswersProposedIds, PurgeLeavesNoTombstone
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "spec" / "vectors"

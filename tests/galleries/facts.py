@@ -1,20 +1,24 @@
-"""Broken hosts of issue 6: each breaks one rule of chapters PRV or FCT.
+"""The facts gallery: broken hosts, each breaking one rule of chapters PRV or FCT.
 
-Each :class:`BrokenHost` names the ids its bug breaks and the check bodies
+A broken host is a :class:`~convledger.host.Host` subclass overriding one
+public method (calling ``super()`` where the bug keeps the rest). Its record
+(:class:`~galleries.BrokenStore`) names the ids its bug breaks; its
+``factory`` is the host class and its ``checks`` the check bodies
 (``convledger_conformance.checks.provider.BODIES`` / ``facts.BODIES``) that
-must catch it; ``test_broken_issue6.py`` runs them.
+must catch it, run over each reference store; ``test_gallery_facts.py`` runs
+them. The kill table runs stores only, so these are not among
+:func:`galleries.cases`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-import attrs
-
 from convledger.canonical import JsonValue
 from convledger.host import Host, events_of
 from convledger.host.capabilities import ProviderReply
 from convledger.runtime import Run
+from galleries import BrokenStore, broken
 
 
 class LeakyPromptHost(Host):
@@ -88,21 +92,11 @@ class RecordBeforeSpawnHost(Host):
         return True
 
 
-@attrs.frozen
-class BrokenHost:
-    """A broken host, the ids it breaks and the check bodies that catch it."""
-
-    name: str
-    host_class: type[Host]
-    catches: tuple[str, ...]
-    bodies: tuple[str, ...]
-
-
-BROKEN_HOSTS = (
-    BrokenHost("leaky_prompt", LeakyPromptHost, ("PRV-020",), ("random", "scripted")),
-    BrokenHost("timeout_leaves_children", TimeoutLeavesChildrenHost, ("FCT-021",),
-               ("fate_table",)),
-    BrokenHost("request_after_call", RequestAfterCallHost, ("PRV-001",), ("random", "scripted")),
-    BrokenHost("duplicate_bodies", DuplicateBodiesHost, ("PRV-004",), ("random", "scripted")),
-    BrokenHost("record_before_spawn", RecordBeforeSpawnHost, ("FCT-020",), ("spawning",)),
+BROKEN: tuple[BrokenStore, ...] = (
+    broken("facts", LeakyPromptHost, "PRV-020", checks=("random", "scripted")),
+    broken("facts", TimeoutLeavesChildrenHost, "FCT-021", checks=("fate_table",)),
+    broken("facts", RequestAfterCallHost, "PRV-001", checks=("random", "scripted")),
+    broken("facts", DuplicateBodiesHost, "PRV-004", checks=("random", "scripted")),
+    broken("facts", RecordBeforeSpawnHost, "FCT-020", checks=("spawning",)),
 )
+"""Every broken host, the ids it breaks and the check bodies that catch it."""

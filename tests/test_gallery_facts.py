@@ -1,4 +1,4 @@
-"""The PRV and FCT check bodies kill every broken host of ``broken_issue6.py``, on both stores."""
+"""The PRV and FCT check bodies kill every broken host of ``galleries/facts.py``, on both stores."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from broken_issue6 import BROKEN_HOSTS, BrokenHost
 from convledger.memory import MemoryStore
 from convledger.sqlite import SqliteStore
 from convledger.store import LedgerStore
@@ -17,6 +16,8 @@ from convledger_conformance.checks import facts, provider
 from convledger_conformance.host_machine import HOST_MACHINE_IDS, build_host_machine
 from convledger_conformance.profiles import settings_for
 from convledger_conformance.registry import CheckFailure
+from galleries import BrokenStore
+from galleries.facts import BROKEN
 
 BODIES: dict[str, Callable[..., None]] = {**provider.BODIES, **facts.BODIES}
 
@@ -26,14 +27,14 @@ def _stores(directory: Path) -> list[LedgerStore]:
     return [MemoryStore(), SqliteStore(directory / "ledger.sqlite")]
 
 
-@pytest.mark.parametrize("broken", BROKEN_HOSTS, ids=lambda b: b.name)
-def test_every_named_body_kills_the_broken_host(broken: BrokenHost, tmp_path: Path) -> None:
+@pytest.mark.parametrize("broken", BROKEN, ids=lambda b: b.name)
+def test_every_named_body_kills_the_broken_host(broken: BrokenStore, tmp_path: Path) -> None:
     """Each check body a broken host names fails it with the ids it breaks."""
-    for name in broken.bodies:
+    for name in broken.checks:
         for store in _stores(tmp_path / name):
             try:
                 with pytest.raises(CheckFailure) as caught:
-                    BODIES[name](store, host_class=broken.host_class)
+                    BODIES[name](store, host_class=broken.factory)
             finally:
                 store.close()
             assert set(broken.catches) <= set(caught.value.ids), (name, caught.value)
@@ -48,12 +49,12 @@ def test_every_body_passes_the_reference_host(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "broken", [b for b in BROKEN_HOSTS if set(b.catches) <= set(HOST_MACHINE_IDS)],
+    "broken", [b for b in BROKEN if set(b.catches) <= set(HOST_MACHINE_IDS)],
     ids=lambda b: b.name,
 )
-def test_the_host_machine_kills_the_broken_host(broken: BrokenHost) -> None:
+def test_the_host_machine_kills_the_broken_host(broken: BrokenStore) -> None:
     """The random-provider state machine fails every broken host whose ids it covers."""
-    machine = build_host_machine(MemoryStore, host_class=broken.host_class)
+    machine = build_host_machine(MemoryStore, host_class=broken.factory)
     with pytest.raises(CheckFailure) as caught:
         run_state_machine_as_test(machine, settings=settings(
             settings_for("ci"), derandomize=True, phases=[Phase.generate]))

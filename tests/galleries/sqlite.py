@@ -1,16 +1,24 @@
-"""Deliberately broken variants of SqliteStore: the SQL and handle checks must kill every one.
+"""The SQLite gallery: broken SqliteStores (chapter ``sqlite.md``; handles of ``ledger.md``).
 
 Each class has exactly ONE bug, a mistake a real SQLite store could make in
 its DDL, its opening, its migration, its transactions or its several handles,
-and is tagged with the requirement ids a conformance run must report failed
-for it (chapter ``sqlite.md``; for the handles of capability
-``multi_process``, chapter ``ledger.md``, whose checks drive the store only
-through the interface). The opening variants share :class:`OpensStepByStep`, which
-opens exactly like the reference (``convledger.sqlite.opening``) but through
-methods a variant can override one at a time.
+and is listed in :data:`BROKEN` with the requirement ids a conformance run
+must report failed for it (for the handles of capability ``multi_process``,
+chapter ``ledger.md``, whose checks drive the store only through the
+interface). The opening variants share :class:`OpensStepByStep`, which opens
+exactly like the reference (``convledger.sqlite.opening``) but through
+methods a variant can override one at a time. The transaction bugs live in
+the store's transaction seam (``_transaction``, ``_gate``), which they
+override or use as the reference does.
+
+:class:`HeadCachedPerHandle` and :class:`MigrationForgetsTheLastConversation`
+only the SQLite state machine catches (``tests/test_sqlite_machine.py`` runs
+it too); the machine's second process imports their class from this module,
+so they live at module level.
 
 :func:`factory_of` makes a zero-argument factory for a class: each store is on
-a new file in its own temporary directory, removed when the store closes.
+a new file in its own temporary directory, removed when the store closes;
+:func:`files_of` keeps the files (a store that reopens itself).
 """
 
 from __future__ import annotations
@@ -44,25 +52,30 @@ from convledger.sqlite.errors import (
 )
 from convledger.sqlite.opening import Diagnosis, Opened, Settings
 from convledger.sqlite.store import LedgerTransaction
-from convledger.store import StoreBase
+from convledger.store import LedgerStore, StoreBase
+from galleries import BrokenStore, broken
 
 
-@attrs.frozen
-class BrokenSqlite:
-    """A broken SQLite store class and the ids whose checks must catch its bug."""
+def _scratch(cls: type[SqliteStore]) -> Callable[[], Path]:
+    """A temporary directory for ``cls``'s files, made on first use, removed at exit."""
+    made: list[Path] = []
 
-    store: type[SqliteStore]
-    catches: tuple[str, ...]
+    def parent() -> Path:
+        if not made:
+            made.append(Path(tempfile.mkdtemp(prefix=f"convledger-broken-{cls.__name__}-")))
+            atexit.register(shutil.rmtree, made[0], True)
+        return made[0]
+
+    return parent
 
 
 def factory_of(cls: type[SqliteStore]) -> Callable[[], SqliteStore]:
     """A maker of ``cls`` stores on new files; closing a store removes its directory."""
-    parent = Path(tempfile.mkdtemp(prefix=f"convledger-broken-{cls.__name__}-"))
-    atexit.register(shutil.rmtree, parent, True)
+    parent = _scratch(cls)
     counter = iter(range(1, 2**62))
 
     def make() -> SqliteStore:
-        directory = parent / f"store-{next(counter)}"
+        directory = parent() / f"store-{next(counter)}"
         directory.mkdir()
         return cls(
             directory / "ledger.sqlite",
@@ -70,6 +83,18 @@ def factory_of(cls: type[SqliteStore]) -> Callable[[], SqliteStore]:
         )
 
     make.__qualname__ = f"factory_of({cls.__name__})"
+    return make
+
+
+def files_of(cls: type[SqliteStore]) -> Callable[[], SqliteStore]:
+    """A maker of ``cls`` stores, each on a new file of one directory kept until exit."""
+    parent = _scratch(cls)
+    counter = iter(range(2**62))
+
+    def make() -> SqliteStore:
+        return cls(parent() / f"store-{next(counter)}.sqlite")
+
+    make.__qualname__ = f"files_of({cls.__name__})"
     return make
 
 
@@ -391,21 +416,86 @@ class ExportOutsideATransaction(SqliteStore):
         return encode_stored(conversation_id, stored, companions)
 
 
-BROKEN_SQLITE_STORES: tuple[BrokenSqlite, ...] = (
-    BrokenSqlite(AcceptsPartialFts, ("SQL-018",)),
-    BrokenSqlite(AcceptsUnknownFts, ("SQL-019",)),
-    BrokenSqlite(AcceptsNewerVersion, ("SQL-012",)),
-    BrokenSqlite(MigrationCommitsSchemaFirst, ("SQL-036",)),
-    BrokenSqlite(SecondBaseline, ("SQL-031",)),
-    BrokenSqlite(VersionInUserVersion, ("SQL-001",)),
-    BrokenSqlite(EventsUpdatable, ("SQL-006",)),
-    BrokenSqlite(DeferredWrites, ("SQL-040",)),
-    BrokenSqlite(RawBusyError, ("SQL-041",)),
-    BrokenSqlite(CompanionsAfterCommit, ("SQL-043",)),
-    BrokenSqlite(ScanningRead, ("SQL-007",)),
-    BrokenSqlite(CachedReads, ("LED-019",)),
-    BrokenSqlite(SeqsOutsideTheLock, ("LED-017",)),
-    BrokenSqlite(ExportOutsideATransaction, ("SQL-045",)),
-)
-"""Every broken SQLite store, with the ids that must be among the failed ones."""
+# -- only the SQLite state machine catches these ------------------------------------------------
 
+
+class HeadCachedPerHandle(SqliteStore):
+    """SQL-047: keeps each conversation's head in the handle, blind to other processes."""
+
+    def __init__(self, path: str | os.PathLike[str], **options: Any) -> None:
+        super().__init__(path, **options)
+        self._heads: dict[str, int] = {}
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        with self._transaction("append", write=True) as connection:
+            head = self._heads.get(conversation_id)
+            if head is None:
+                head = rows.head_of(connection, conversation_id)
+            if expected_head is not None and expected_head != head:
+                raise ConflictError("stale head", requirement="LED-005", actual=head)
+            stored = rows.first_stored_event_id(connection, (d.event_id for d in drafts))
+            if stored is not None:
+                raise DuplicateError("stored", requirement="LED-003", identity=stored)
+            placed = tuple(
+                Envelope.from_draft(d, conversation_id, head + n)
+                for n, d in enumerate(drafts, start=1)
+            )
+            rows.insert_events(connection, placed)
+            self._heads[conversation_id] = head + len(placed)
+        return tuple(rows.envelope_of(rows.event_row(e)) for e in placed)
+
+    def reopen(self) -> LedgerStore:
+        """Reopen as this class (SqliteStore.reopen would return the correct class)."""
+        self.close()
+        return type(self)(self.path)
+
+
+class MigrationForgetsTheLastConversation(SqliteStore):
+    """SQL-031: an off-by-one migration writes no baseline for the last conversation."""
+
+    def __init__(self, path: str | os.PathLike[str], **options: Any) -> None:
+        opened: list[sqlite3.Connection] = []
+
+        def forget(step: str) -> None:
+            if step == "write_baselines":
+                opened[0].execute("DELETE FROM events WHERE conversation_id ="
+                                  " (SELECT max(conversation_id) FROM heads)")
+
+        options.setdefault("connection_hook", opened.append)
+        options.setdefault("on_migration_step", forget)
+        super().__init__(path, **options)
+
+
+MACHINE = "sqlite_ledger_state_machine"
+"""The check that catches the last two stores."""
+
+
+BROKEN: tuple[BrokenStore, ...] = (
+    *(
+        broken("sqlite", cls, *catches, factory=factory_of(cls))
+        for cls, catches in (
+            (AcceptsPartialFts, ("SQL-018",)),
+            (AcceptsUnknownFts, ("SQL-019",)),
+            (AcceptsNewerVersion, ("SQL-012",)),
+            (MigrationCommitsSchemaFirst, ("SQL-036",)),
+            (SecondBaseline, ("SQL-031",)),
+            (VersionInUserVersion, ("SQL-001",)),
+            (EventsUpdatable, ("SQL-006",)),
+            (DeferredWrites, ("SQL-040",)),
+            (RawBusyError, ("SQL-041",)),
+            (CompanionsAfterCommit, ("SQL-043",)),
+            (ScanningRead, ("SQL-007",)),
+            (CachedReads, ("LED-019",)),
+            (SeqsOutsideTheLock, ("LED-017",)),
+            (ExportOutsideATransaction, ("SQL-045",)),
+        )
+    ),
+    broken("sqlite", HeadCachedPerHandle, "SQL-047", factory=files_of(HeadCachedPerHandle),
+           checks=(MACHINE,)),
+    broken("sqlite", MigrationForgetsTheLastConversation, "SQL-031",
+           factory=files_of(MigrationForgetsTheLastConversation), checks=(MACHINE,)),
+)
+"""Every broken SQLite store, with the ids that must be among the failed ones (the last two
+only the SQLite state machine catches)."""

@@ -1,4 +1,4 @@
-"""The conformance checks kill every deliberately broken store of ``broken_stores.py``.
+"""The conformance checks kill every broken store of the ledger gallery (``galleries/ledger.py``).
 
 Each broken store runs, at the ``ci`` profile and derandomized, the checks
 that cover one of the ids it is tagged with; the report must fail at least
@@ -14,24 +14,25 @@ from __future__ import annotations
 
 import pytest
 
-from broken_stores import BROKEN_STORES, Broken, SharesPayloads
 from convledger_conformance.registry import Check, all_checks
 from convledger_conformance.report import Report
 from convledger_conformance.requirements import active_ids
+from galleries import BrokenStore
+from galleries.ledger import BROKEN
 from kill_table import kill_with_report
 
 MACHINES = ("ledger_state_machine", "ledger_state_machine_with_reopen")
 
 
-def _run(broken: Broken, checks: list[Check]) -> tuple[Report, set[str]]:
+def _run(broken: BrokenStore, checks: list[Check]) -> tuple[Report, set[str]]:
     """Run ``checks`` against the broken store at ci (unshrunk); its report and failed ids."""
     row, report = kill_with_report(broken, checks)
     print(f"\n{row.line()}")
     return report, set(row.failed)
 
 
-@pytest.mark.parametrize("broken", BROKEN_STORES, ids=lambda b: b.store.__name__)
-def test_focused_checks_kill_the_broken_store(broken: Broken) -> None:
+@pytest.mark.parametrize("broken", BROKEN, ids=lambda b: b.name)
+def test_focused_checks_kill_the_broken_store(broken: BrokenStore) -> None:
     """The checks covering a broken store's tagged ids fail at least those ids at ci."""
     selected = [
         item for item in all_checks()
@@ -44,14 +45,14 @@ def test_focused_checks_kill_the_broken_store(broken: Broken) -> None:
 def test_state_machine_kills_a_broken_store() -> None:
     """The state machine alone catches a store that shares payloads with callers (LED-014)."""
     machine = [item for item in all_checks() if item.name == "ledger_state_machine"]
-    broken = next(b for b in BROKEN_STORES if b.store is SharesPayloads)
+    broken = next(b for b in BROKEN if b.name == "SharesPayloads")
     _, failed = _run(broken, machine)
     assert "LED-014" in failed
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("broken", BROKEN_STORES, ids=lambda b: b.store.__name__)
-def test_state_machine_kills_every_broken_store(broken: Broken) -> None:
+@pytest.mark.parametrize("broken", BROKEN, ids=lambda b: b.name)
+def test_state_machine_kills_every_broken_store(broken: BrokenStore) -> None:
     """The state machine alone fails every broken store at ci."""
     machine = [item for item in all_checks() if item.name == "ledger_state_machine"]
     report, failed = _run(broken, machine)
@@ -60,7 +61,7 @@ def test_state_machine_kills_every_broken_store(broken: Broken) -> None:
 
 def test_every_broken_store_names_its_one_bug() -> None:
     """Each broken store's docstring names the first id it is tagged with, an active id."""
-    assert len(BROKEN_STORES) >= 6
-    for broken in BROKEN_STORES:
+    assert len(BROKEN) >= 6
+    for broken in BROKEN:
         assert broken.catches and set(broken.catches) <= active_ids()
-        assert (broken.store.__doc__ or "").split(":")[0] == broken.catches[0]
+        assert (broken.factory.__doc__ or "").split(":")[0] == broken.catches[0]

@@ -1,4 +1,4 @@
-"""The conformance checks kill every broken store of ``broken_issue5_stores.py``.
+"""The checks kill every broken store of the projections gallery (``galleries/projections.py``).
 
 Each broken store runs, at the ``ci`` profile and derandomized, the focused
 checks that cover one of its tagged ids (the state machines excepted: they
@@ -11,24 +11,21 @@ from __future__ import annotations
 
 import pytest
 
-from broken_issue5_stores import BROKEN_ISSUE5_STORES, BrokenIssue5
-from broken_sqlite_stores import factory_of
 from convledger.memory import MemoryStore
 from convledger.sqlite import SqliteStore
-from convledger_conformance.registry import Check, all_checks
 from convledger_conformance.report import PASSED
+from convledger_conformance.requirements import active_ids
 from convledger_conformance.runner import run_suite
-from kill_table import kill
+from galleries import BrokenStore
+from galleries.projections import BROKEN
+from galleries.sqlite import factory_of
+from kill_table import focused, kill
 
 
-def _focused(ids: set[str]) -> list[Check]:
-    return [item for item in all_checks() if set(item.ids) & ids and "machine" not in item.name]
-
-
-@pytest.mark.parametrize("broken", BROKEN_ISSUE5_STORES, ids=lambda b: b.name)
-def test_focused_checks_kill_the_broken_store(broken: BrokenIssue5) -> None:
+@pytest.mark.parametrize("broken", BROKEN, ids=lambda b: b.name)
+def test_focused_checks_kill_the_broken_store(broken: BrokenStore) -> None:
     """The focused checks covering a broken store's tagged ids fail those ids at ci."""
-    checks = _focused(set(broken.catches))
+    checks = list(broken.selected())
     assert checks, f"no focused check covers {broken.catches}"
     row = kill(broken, checks)
     print(f"\n{row.line()}")
@@ -39,7 +36,15 @@ def test_focused_checks_kill_the_broken_store(broken: BrokenIssue5) -> None:
                          ids=["memory", "sqlite"])
 def test_the_focused_checks_pass_the_reference(factory: object) -> None:
     """Every check that kills a broken store passes the reference stores it applies to."""
-    ids = {item for broken in BROKEN_ISSUE5_STORES for item in broken.catches}
-    report = run_suite(factory, profile="ci", checks=_focused(ids), derandomize=True)  # type: ignore[arg-type]
+    ids = {item for broken in BROKEN for item in broken.catches}
+    report = run_suite(factory, profile="ci", checks=focused(ids), derandomize=True)  # type: ignore[arg-type]
     bad = {r.name: r.status for r in report.checks if r.status not in (PASSED, "not_run")}
     assert not bad
+
+
+def test_every_broken_store_is_of_this_chapter() -> None:
+    """Each broken store is tagged with active ids of chapter PRJ, and named once."""
+    assert len({b.name for b in BROKEN}) == len(BROKEN)
+    for broken in BROKEN:
+        assert broken.chapter == "projections" and set(broken.catches) <= active_ids()
+        assert all(item.startswith("PRJ-") for item in broken.catches)

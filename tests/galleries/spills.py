@@ -1,0 +1,91 @@
+"""The spills gallery: broken stores of chapter SPL.
+
+Each class has exactly ONE bug a real store could make (one is prior-art bug
+6: an export that forgets the spills), and is listed in :data:`BROKEN` with
+the requirement ids a conformance run must report failed for it. Each
+overrides a hook of ``SpillsBase`` (or ``get_spill``) and calls ``super()``.
+MemoryStore variants serve most; the corrupted spill needs bytes on disk, so
+that variant is an SQLite store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from convledger.archive import Archive
+from convledger.canonical import JsonValue
+from convledger.envelope import Envelope, EventDraft
+from convledger.memory import MemoryStore
+from convledger.spills.objects import Authorize, SpillMetadata
+from convledger.sqlite import SqliteStore
+from galleries import BrokenStore, broken
+from galleries.sqlite import factory_of
+
+
+class AuthorizedOnlyAtPut(MemoryStore):
+    """SPL-020: get_spill trusts the authorization checked at put and never asks again."""
+
+    def get_spill(self, conversation_id: str, reference: str, *, authorize: Authorize) -> bytes:
+        found = self._get_spill(conversation_id, reference)
+        if found is None:
+            return super().get_spill(conversation_id, reference, authorize=authorize)
+        return found[1]
+
+
+class ReferenceOfAnyConversation(MemoryStore):
+    """SPL-021: looks a reference up in every conversation, not only the addressed one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._holders: dict[str, None] = {}
+        """The conversations a spill was put into or imported with, in order."""
+
+    def _put_spill(
+        self, conversation_id: str, metadata: SpillMetadata, data: bytes, draft: EventDraft
+    ) -> SpillMetadata:
+        stored = super()._put_spill(conversation_id, metadata, data, draft)
+        self._holders[conversation_id] = None
+        return stored
+
+    def _import(self, archive: Archive) -> None:
+        super()._import(archive)
+        self._holders[archive.conversation_id] = None
+
+    def _get_spill(
+        self, conversation_id: str, reference: str
+    ) -> tuple[SpillMetadata, bytes] | None:
+        for holder in [conversation_id, *self._holders]:
+            found = super()._get_spill(holder, reference)
+            if found is not None:
+                return found
+        return None
+
+
+class ExportsWithoutSpills(MemoryStore):
+    """SPL-044: the export forgets the spills companion (prior-art bug 6)."""
+
+    def _export_bundle_contents(
+        self, conversation_id: str
+    ) -> tuple[Sequence[Envelope], dict[str, JsonValue], dict[str, bytes]]:
+        events, companions, _ = super()._export_bundle_contents(conversation_id)
+        companions.pop("spills", None)
+        return events, companions, {}
+
+
+class ReturnsCorruptedSpill(SqliteStore):
+    """SPL-022: returns the stored bytes without checking their sha256."""
+
+    def get_spill(self, conversation_id: str, reference: str, *, authorize: Authorize) -> bytes:
+        found = self._get_spill(conversation_id, reference)
+        if found is None or authorize(found[0].descriptor) is not True:
+            return super().get_spill(conversation_id, reference, authorize=authorize)
+        return found[1]
+
+
+BROKEN: tuple[BrokenStore, ...] = (
+    broken("spills", AuthorizedOnlyAtPut, "SPL-020"),
+    broken("spills", ReferenceOfAnyConversation, "SPL-021"),
+    broken("spills", ExportsWithoutSpills, "SPL-044"),
+    broken("spills", ReturnsCorruptedSpill, "SPL-022", factory=factory_of(ReturnsCorruptedSpill)),
+)
+"""Every broken store of chapter SPL and the ids its bug must fail."""
