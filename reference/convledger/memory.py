@@ -415,7 +415,3 @@ def _row_key(row: FactRow) -> tuple[str, str, str]:
     if isinstance(row, ChildLink):
         return ("children", row.parent_conversation_id, row.child_conversation_id)
     return ("schedules", row.conversation_id, row.schedule_id)
-
-
-_copied_envelope = copied
-"""The old name, which the broken-store galleries still import (now ``envelope.copied``)."""

@@ -24,9 +24,9 @@ import attrs
 
 from convledger.archive import Archive
 from convledger.canonical import JsonValue
-from convledger.envelope import Envelope, EventDraft, from_wire
+from convledger.envelope import Envelope, EventDraft, copied, from_wire
 from convledger.errors import LedgerError
-from convledger.memory import MemoryStore, _copied_envelope
+from convledger.memory import MemoryStore
 from convledger.runtime.operations import RecoveryCursor, after_cursor
 from convledger.runtime.records import Run, RunState
 from convledger.runtime.rules import decide
@@ -69,7 +69,7 @@ def transit(
         placed = store._placed(conversation_id, (draft,), None)
         store._runtime[conversation_id] = staged
         store._commit(conversation_id, placed)
-    return Outcome.of(decision, _copied_envelope(placed[0]))
+    return Outcome.of(decision, copied(placed[0]))
 
 
 class AppendsOnEveryOutcome(MemoryStore):
