@@ -1,7 +1,7 @@
 """Broken hosts of issue 6: each breaks one rule of chapters PRV or FCT.
 
 Each :class:`BrokenHost` names the ids its bug breaks and the check bodies
-(``convledger_conformance.checks.provider.BODIES`` / ``facts.BODIES``) that
+(``convledger_conformance.facts.checks_provider.BODIES`` / ``facts.BODIES``) that
 must catch it; ``test_broken_issue6.py`` runs them.
 """
 

@@ -13,8 +13,9 @@ from broken_issue6 import BROKEN_HOSTS, BrokenHost
 from convledger.memory import MemoryStore
 from convledger.sqlite import SqliteStore
 from convledger.store import LedgerStore
-from convledger_conformance.checks import facts, provider
-from convledger_conformance.host_machine import HOST_MACHINE_IDS, build_host_machine
+from convledger_conformance.facts import checks_facts as facts
+from convledger_conformance.facts import checks_provider as provider
+from convledger_conformance.facts.machine import HOST_MACHINE_IDS, build_host_machine
 from convledger_conformance.profiles import settings_for
 from convledger_conformance.registry import CheckFailure
 
