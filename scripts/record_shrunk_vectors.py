@@ -3,7 +3,7 @@
 Not a test: run ``python scripts/record_shrunk_vectors.py`` from the repository
 root. For every broken store of the galleries (``tests/galleries/``) it runs
 the store's focused checks at ``ci``, derandomized and shrunk, with
-``record_failures`` (:mod:`convledger_conformance.failure_traces`); when none
+``record_failures`` (:mod:`convledger_conformance.vectors.failures`); when none
 of them gives a trace, it runs the gallery's state machine (:data:`MACHINES`)
 the same way. Each trace is named ``shrunk/<store class>/<check>``, which is how
 ``tests/test_shrunk_vectors.py`` finds its store again among
@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from convledger_conformance import traces
 from convledger_conformance.registry import all_checks
 from convledger_conformance.runner import run_suite
+from convledger_conformance.vectors import traces
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))

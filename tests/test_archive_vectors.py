@@ -10,7 +10,7 @@ import pytest
 
 from convledger.memory import MemoryStore
 from convledger.sqlite import new_file_store
-from convledger_conformance import archive_cases
+from convledger_conformance.ledger import archive_cases
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite

@@ -20,8 +20,8 @@ from convledger.interface import PROTOCOLS, require
 from convledger.memory import MemoryStore
 from convledger.store_base import StoreBase
 from convledger.wire import server
-from convledger_conformance.ledger_machine_operations import OPTIONAL_OPERATIONS
-from convledger_conformance.probes import PROBES, probes
+from convledger_conformance.ledger.machine_operations import OPTIONAL_OPERATIONS
+from convledger_conformance.ledger.probes import PROBES, probes
 
 SPEC = Path(__file__).resolve().parent.parent / "spec" / "capabilities.md"
 LEDGER_MEMBERS = {"capabilities", "registry", "close"}

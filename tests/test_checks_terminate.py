@@ -13,11 +13,11 @@ import threading
 import pytest
 
 from convledger.memory import MemoryStore
-from convledger_conformance.checks._support import draft
-from convledger_conformance.checks.ledger import _append_with_retry
+from convledger_conformance.ledger.checks_ledger import _append_with_retry
 from convledger_conformance.registry import CheckFailure, all_checks
 from convledger_conformance.report import FAILED, Report
 from convledger_conformance.runner import run_suite
+from convledger_conformance.support import draft
 
 HANG_GUARD_SECONDS = 600
 """Not a performance bound: only so that a regression fails instead of hanging CI."""

@@ -23,13 +23,13 @@ from convledger.runtime import (
 from convledger.runtime.operations import recovery_order
 from convledger.runtime.view import Status
 from convledger.store import Capability
-from convledger_conformance.checks.capabilities import ABSENT_OPERATIONS
+from convledger_conformance.ledger.checks_capabilities import ABSENT_OPERATIONS
 from convledger_conformance.profiles import settings_for
 from convledger_conformance.registry import CheckFailure, all_checks
 from convledger_conformance.report import FAILED, NOT_APPLICABLE, NOT_RUN, PASSED
 from convledger_conformance.requirements import active_ids
 from convledger_conformance.runner import failed_ids, run_suite
-from convledger_conformance.runtime_machine import (
+from convledger_conformance.runtime.machine import (
     PURGE_IDS,
     RUNTIME_MACHINE_IDS,
     build_runtime_machine,
@@ -112,7 +112,7 @@ def test_ledger_only_store_refuses_runtime_operations() -> None:
 def test_purge_checks_run_without_transitions() -> None:
     """The purge checks, machine check included, test a store without runs and pass."""
     chosen = [c for c in all_checks()
-              if c.run.__module__ == "convledger_conformance.checks.purge"]
+              if c.run.__module__ == "convledger_conformance.runtime.checks_purge"]
     report = run_suite(PurgeWithoutTransitions, profile="smoke", checks=chosen,
                        derandomize=True)
     assert {r.name: r.status for r in report.checks if r.name in {c.name for c in chosen}} == {
@@ -172,7 +172,7 @@ def test_runtime_machine_kills_the_broken_store(
 def test_race_between_terminals_is_decided_once_by_the_reference() -> None:
     """Two terminals with one fence from two threads: exactly one applies on MemoryStore."""
     store = MemoryStore()
-    from convledger_conformance.checks.transitions import Driver, fence_of
+    from convledger_conformance.runtime.checks_transitions import Driver, fence_of
 
     driver = Driver(store, ("TRN-003",))
     run = driver.owned("c", "r")
@@ -197,7 +197,7 @@ def test_race_between_terminals_is_decided_once_by_the_reference() -> None:
 
 def test_recovery_order_is_code_point_order() -> None:
     """The reference's recovery order sorts the suite's scan ids by code point (TRN-085)."""
-    from convledger_conformance.checks.transitions import SCAN_CONVERSATIONS
+    from convledger_conformance.runtime.checks_transitions import SCAN_CONVERSATIONS
 
     def run(conversation: str) -> Run:
         return Run.from_json({

@@ -18,17 +18,17 @@ from convledger.projections.named import counting, fold_name
 from convledger.runtime.operations import RecoveryCursor
 from convledger.runtime.transitions import Accept
 from convledger.sqlite import new_file_store
-from convledger_conformance.failure_traces import (
+from convledger_conformance.registry import all_checks
+from convledger_conformance.report import FAILED, PASSED
+from convledger_conformance.runner import run_suite
+from convledger_conformance.vectors.failures import (
     RecordingFactory,
     RecordingStore,
     has_json_image,
     minimize,
     reproduces,
 )
-from convledger_conformance.registry import all_checks
-from convledger_conformance.report import FAILED, PASSED
-from convledger_conformance.runner import run_suite
-from convledger_conformance.traces import Trace, capabilities_of, replay
+from convledger_conformance.vectors.traces import Trace, capabilities_of, replay
 from galleries.ledger import DropsLastOfFullPage, EventIdsUniquePerConversation, SharesPayloads
 
 AT = "2026-03-01T09:00:00Z"

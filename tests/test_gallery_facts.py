@@ -12,8 +12,9 @@ from hypothesis.stateful import run_state_machine_as_test
 from convledger.memory import MemoryStore
 from convledger.sqlite import SqliteStore
 from convledger.store import LedgerStore
-from convledger_conformance.checks import facts, provider
-from convledger_conformance.host_machine import HOST_MACHINE_IDS, build_host_machine
+from convledger_conformance.facts import checks_facts as facts
+from convledger_conformance.facts import checks_provider as provider
+from convledger_conformance.facts.machine import HOST_MACHINE_IDS, build_host_machine
 from convledger_conformance.profiles import settings_for
 from convledger_conformance.registry import CheckFailure
 from galleries import BrokenStore

@@ -21,8 +21,8 @@ from convledger.host.rules import LEAVE_CHILDREN, STOP_CHILDREN
 from convledger.memory import MemoryStore
 from convledger.runtime.records import REASON_STATE
 from convledger.sqlite import SqliteStore
-from convledger_conformance.checks.facts import host_for
-from convledger_conformance.host_invariants import drive, provider_problems
+from convledger_conformance.facts.checks_facts import host_for
+from convledger_conformance.facts.invariants import drive, provider_problems
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import PASSED
 from convledger_conformance.runner import run_suite

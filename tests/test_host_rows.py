@@ -9,7 +9,7 @@ from convledger.host import FakeClock, Host, events_of
 from convledger.host.rows import ChildLink, ScheduleRow
 from convledger.memory import MemoryStore
 from convledger.store import Capability
-from convledger_conformance.checks.facts import host_for
+from convledger_conformance.facts.checks_facts import host_for
 
 
 def test_memory_store_keeps_links_through_both_purges() -> None:

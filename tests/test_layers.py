@@ -5,7 +5,10 @@
   (``--bench``).
 - No import cycle among the modules of the reference, the suite or the
   harness (imports at module level, where a cycle can break an import;
-  imports inside functions and ``TYPE_CHECKING`` blocks are not counted).
+  imports inside functions and ``TYPE_CHECKING`` blocks are not counted),
+  and none in the suite even counting those.
+- Every module of the suite that registers checks is listed in
+  ``registry.CHECK_MODULES``.
 - No module is over about 400 lines, except those a table dominates (listed
   below with their table).
 """
@@ -164,6 +167,67 @@ def test_no_import_cycles() -> None:
         for name, targets in all_imports().items()
     }
     assert cycles(graph) == []
+
+
+def every_project_import(name: str, path: Path) -> set[str]:
+    """The modules ``name`` imports anywhere: module level, functions, ``TYPE_CHECKING``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base]) if base else ".".join(anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+LAZY_EDGES = {("convledger_conformance.cli", "convledger_bench")}
+"""Imports inside functions that are lazy on purpose (``--bench``), prefix of the target."""
+
+
+def test_the_suite_has_no_cycles_even_inside_functions() -> None:
+    """Counting imports inside functions too, the suite's modules form no cycle.
+
+    A function-level import hides a cycle from import time but not from the
+    reader: the modules still need each other. Only the CLI's lazy import of
+    the benchmark harness is left out (it is no cycle, but it is allowed to be
+    lazy).
+    """
+    paths = dict(modules())
+    graph = {
+        name: {
+            target for target in every_project_import(name, path)
+            if target in paths and not target.startswith(f"{name}.")
+            and not any(name == a and target.startswith(b) for a, b in LAZY_EDGES)
+        }
+        for name, path in paths.items()
+        if name.startswith("convledger_conformance")
+    }
+    assert cycles(graph) == []
+
+
+def test_every_module_of_checks_is_registered() -> None:
+    """``registry.CHECK_MODULES`` lists exactly the modules that register checks.
+
+    A module registers checks when it imports :func:`~convledger_conformance.check`.
+    """
+    from convledger_conformance.registry import CHECK_MODULES
+
+    names = {"convledger_conformance.check", "convledger_conformance.registry.check"}
+    registering = {
+        name for name, path in modules()
+        if name.startswith("convledger_conformance.")
+        and name != "convledger_conformance.registry"
+        and names & every_project_import(name, path)
+    }
+    assert len(set(CHECK_MODULES)) == len(CHECK_MODULES)
+    assert set(CHECK_MODULES) == registering
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

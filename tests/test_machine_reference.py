@@ -16,15 +16,15 @@ from convledger.envelope import EventDraft
 from convledger.kinds import default_registry
 from convledger.memory import MemoryStore
 from convledger.store import Capability
-from convledger_conformance import strategies as gen
-from convledger_conformance.checks.capabilities import ABSENT_OPERATIONS
-from convledger_conformance.checks.kinds import registered_pairs
-from convledger_conformance.machine import (
+from convledger_conformance.ledger import strategies as gen
+from convledger_conformance.ledger.checks_capabilities import ABSENT_OPERATIONS
+from convledger_conformance.ledger.checks_kinds import registered_pairs
+from convledger_conformance.ledger.machine import (
     MACHINE_IDS,
     OPTIONAL_OPERATIONS,
     build_ledger_machine,
 )
-from convledger_conformance.model import NEVER_APPENDED, LedgerModel, Refusal
+from convledger_conformance.ledger.model import NEVER_APPENDED, LedgerModel, Refusal
 from convledger_conformance.profiles import BUDGETS, PROFILES, settings_for
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, NOT_RUN, PASSED
@@ -196,7 +196,7 @@ def test_unknown_profile_is_refused() -> None:
 
 def test_message_audit_flags_reading_error_text() -> None:
     """The ERR-002 audit finds str(error), error.args and error.message inside except blocks."""
-    from convledger_conformance.checks.errors import _message_reads
+    from convledger_conformance.ledger.checks_errors import _message_reads
 
     source = (
         "try:\n    f()\nexcept E as error:\n    ok = 'x' in str(error)\n"

@@ -19,7 +19,7 @@ from convledger.memory import MemoryStore
 from convledger.projections import STATE_SLOTS, SUMMARY, ProjectionDefinition
 from convledger.projections.store import ProjectionStore
 from convledger.sqlite import SqliteStore
-from convledger_conformance.projection_model import counting, expected_state
+from convledger_conformance.projections.model import counting, expected_state
 
 STAMP = "2024-01-01T00:00:00Z"
 

@@ -18,12 +18,14 @@ from convledger_conformance.report import FAILED, NOT_RUN, PASSED
 from convledger_conformance.runner import run_suite
 from galleries.sqlite import factory_of
 
-MODULES = ("projections", "spills", "search", "sqlite_companions", "sqlite_search",
-           "capabilities")
+MODULES = tuple(f"convledger_conformance.{name}" for name in (
+    "projections.checks", "spills.checks", "search.checks", "sqlite.checks_companions",
+    "sqlite.checks_search", "ledger.checks_capabilities",
+))
 
 
 def _checks() -> list[Check]:
-    return [item for item in all_checks() if item.run.__module__.rsplit(".", 1)[-1] in MODULES]
+    return [item for item in all_checks() if item.run.__module__ in MODULES]
 
 
 @pytest.mark.parametrize("factory", [MemoryStore, factory_of(SqliteStore)],

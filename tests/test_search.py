@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from convledger.envelope import EventDraft
 from convledger.errors import LedgerError
 from convledger.sqlite import SqliteStore
-from convledger_conformance.search_model import expected_hits
+from convledger_conformance.search.model import expected_hits
 
 STAMP = "2024-01-01T00:00:00Z"
 FOSSILS = Path(__file__).resolve().parent / "fossils"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from convledger.memory import MemoryStore
-from convledger_conformance import traces
+from convledger_conformance.vectors import traces
 from galleries import cases
 
 

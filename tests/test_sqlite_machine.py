@@ -1,6 +1,6 @@
 """The ledger state machine on the SQLite store: on a file with its extra rules, and in memory.
 
-The machine of ``checks/sqlite_machine.py`` must pass on the reference store
+The machine of ``sqlite/machine.py`` must pass on the reference store
 on a file and must kill the deliberately broken SQLite stores only it catches
 (``galleries/sqlite.py``: HeadCachedPerHandle, MigrationForgetsTheLastConversation),
 each with one bug a real store could have; the plain ledger machine must pass
@@ -21,12 +21,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from convledger.sqlite import SqliteStore
 from convledger.sqlite.factories import memory_store_factory, new_file_store
 from convledger.store import Capability
-from convledger_conformance.checks.sqlite_machine import (
-    FILE_IDS,
-    check_sqlite_ledger_state_machine,
-    sqlite_ledger_machine,
-)
-from convledger_conformance.machine import build_ledger_machine
+from convledger_conformance.ledger.machine import build_ledger_machine
 from convledger_conformance.profiles import settings_for
 from convledger_conformance.registry import (
     Check,
@@ -37,6 +32,11 @@ from convledger_conformance.registry import (
 )
 from convledger_conformance.report import NOT_RUN, PASSED
 from convledger_conformance.runner import run_suite
+from convledger_conformance.sqlite.machine import (
+    FILE_IDS,
+    check_sqlite_ledger_state_machine,
+    sqlite_ledger_machine,
+)
 from galleries.sqlite import HeadCachedPerHandle, MigrationForgetsTheLastConversation
 from kill_table import CountingFactory
 
@@ -96,7 +96,9 @@ def test_extra_rules_fire_within_a_small_budget() -> None:
 
 def test_ledger_checks_pass_on_the_memory_store_at_smoke() -> None:
     """Every ledger check of capability ledger passes on the SQLite store on :memory:."""
-    checks = [item for item in all_checks() if item.run.__module__.endswith(".checks.ledger")]
+    checks = [
+        item for item in all_checks() if item.run.__module__.endswith(".ledger.checks_ledger")
+    ]
     report = run_suite(memory_store_factory(), profile="smoke", checks=checks, derandomize=True)
     statuses = {r.name: r.status for r in report.checks}
     assert statuses["ledger_state_machine"] == PASSED

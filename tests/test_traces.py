@@ -9,10 +9,10 @@ import pytest
 
 from convledger.memory import MemoryStore
 from convledger.sqlite import memory_store_factory, new_file_store
-from convledger_conformance import traces
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite
+from convledger_conformance.vectors import corpus, traces
 from galleries.runtime import DuplicateAnswersProposedIds, PurgeLeavesNoTombstone
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +25,7 @@ def _trace_checks() -> list[object]:
 
 def test_shipped_traces_equal_a_fresh_recording() -> None:
     """spec/vectors/traces and the package copies hold exactly what the corpus records now."""
-    assert traces.main([str(ROOT)]) == 0
+    assert corpus.main([str(ROOT)]) == 0
 
 
 def test_every_vector_file_has_a_consumer() -> None:

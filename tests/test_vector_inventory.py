@@ -8,7 +8,7 @@ from convledger.memory import MemoryStore
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite, vector_inventory
-from convledger_conformance.vector_files import INVENTORY_CHECK, consumed, shipped_files
+from convledger_conformance.vectors.files import INVENTORY_CHECK, consumed, shipped_files
 
 
 def test_every_shipped_vector_file_is_consumed() -> None:

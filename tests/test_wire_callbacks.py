@@ -24,7 +24,7 @@ from convledger.wire.server import PROTOCOL_VERSION, WireServer
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite
-from convledger_conformance.wire_client import WireProtocolError, WireStoreFactory
+from convledger_conformance.wire.client import WireProtocolError, WireStoreFactory
 
 HERE = Path(__file__).resolve().parent
 SERVE = [sys.executable, "-m", "convledger", "serve-wire"]
@@ -93,7 +93,7 @@ def test_search_asks_only_about_foreign_conversations() -> None:
     factory = WireStoreFactory([*SERVE, "--store", "sqlite"])
     try:
         store = factory()
-        from convledger_conformance.checks._support import draft
+        from convledger_conformance.support import draft
 
         for cid in ("me", "a", "b"):
             store.append(cid, [draft(f"e-{cid}", {"text": "wire needle"})])
@@ -114,7 +114,7 @@ def test_search_asks_only_about_foreign_conversations() -> None:
 def test_named_folds_run_in_the_server(served: WireStoreFactory) -> None:
     """catch_up of a counting definition gives the client's own fold; failing folds refuse."""
     store = served()
-    from convledger_conformance.checks._support import drafts
+    from convledger_conformance.support import drafts
 
     store.append("c", drafts("c", 4))
     definition = counting(version=3)

@@ -13,7 +13,7 @@ import pytest
 from convledger.store import Capability
 from convledger_conformance.report import FAILED
 from convledger_conformance.runner import run_suite
-from convledger_conformance.wire_client import WireStoreFactory
+from convledger_conformance.wire.client import WireStoreFactory
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "interop" / "node" / "server.js"
@@ -61,7 +61,7 @@ def test_node_server_declares_ledger_only(node: WireStoreFactory) -> None:
 def test_node_exports_the_reference_bytes(node: WireStoreFactory) -> None:
     """An archive exported by the Python reference imports into Node and exports identically."""
     from convledger.memory import MemoryStore
-    from convledger_conformance.checks._support import draft
+    from convledger_conformance.support import draft
 
     reference = MemoryStore()
     reference.append("c", [draft("e1", 1.5), draft("e2", {"z": [1e21, 1e-7, "\u2028"]}),

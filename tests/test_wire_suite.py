@@ -30,7 +30,7 @@ from convledger_conformance.report import (
     PASSED,
 )
 from convledger_conformance.runner import run_suite
-from convledger_conformance.wire_client import (
+from convledger_conformance.wire.client import (
     ServerExitedError,
     WireProtocolError,
     WireStoreFactory,
@@ -196,7 +196,7 @@ class ExplodingHead(MemoryStore):
 
 def test_fresh_store_per_example_is_one_round_trip(served: WireStoreFactory) -> None:
     """newStore gives empty, independent stores: an eventId may repeat across them."""
-    from convledger_conformance.checks._support import draft
+    from convledger_conformance.support import draft
 
     first, second = served(), served()
     first.append("c", [draft("same")])

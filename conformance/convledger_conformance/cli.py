@@ -14,7 +14,7 @@ returning a fresh, empty store; it is called once per Hypothesis example.
 language, that speaks the wire protocol (spec chapter ``wire.md``) on its
 standard input and output: the command is split as a POSIX shell would
 (without running a shell), started once, and asked for a new store per example
-(:class:`~convledger_conformance.wire_client.WireStoreFactory`). A server that
+(:class:`~convledger_conformance.wire.client.WireStoreFactory`). A server that
 cannot start exits 2; one that hangs longer than ``--timeout`` on a reply, or
 exits, fails the checks it was serving.
 
@@ -39,7 +39,7 @@ from typing import Final, cast
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import StoreFactory, all_checks
 from convledger_conformance.runner import run_suite
-from convledger_conformance.wire_client import DEFAULT_TIMEOUT, WireError, WireStoreFactory
+from convledger_conformance.wire.client import DEFAULT_TIMEOUT, WireError, WireStoreFactory
 
 DEFAULT_STORE: Final = "convledger.sqlite:new_file_store"
 """The store validated when no ``--store`` is given: the embedded reference store."""

@@ -44,7 +44,6 @@ from hypothesis.reporting import with_reporter
 
 import convledger
 from convledger.store import Capability
-from convledger_conformance.failure_traces import trace_of_failure, write_failure
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import (
     Check,
@@ -52,6 +51,7 @@ from convledger_conformance.registry import (
     CheckFailure,
     StoreFactory,
     all_checks,
+    load_checks,
 )
 from convledger_conformance.report import (
     FAILED,
@@ -63,7 +63,8 @@ from convledger_conformance.report import (
     SuiteInfo,
     requirement_results,
 )
-from convledger_conformance.vector_files import INVENTORY_CHECK, unconsumed
+from convledger_conformance.vectors.failures import trace_of_failure, write_failure
+from convledger_conformance.vectors.files import INVENTORY_CHECK, unconsumed
 
 DECLARATION_CHECK: Final = "capability_declaration"
 """The name under which the runner reports its own check of the declaration."""
@@ -96,7 +97,7 @@ def run_suite(
     :func:`vector_inventory`. ``record_failures`` is a folder: each failed
     check is run once more with its calls recorded, and its shrunk failure is
     written there as a minimal trace vector
-    (:mod:`convledger_conformance.failure_traces`); the check's detail names
+    (:mod:`convledger_conformance.vectors.failures`); the check's detail names
     the file, or says why none was written.
     """
     selected = _validated(factory, profile, checks)
@@ -133,10 +134,9 @@ def vector_inventory(folder: Path | None = None) -> CheckResult:
 
     Fails (no requirement id of its own, but the run is not ``ok``) when a file
     under the package's ``vectors/`` folder, or ``folder``, is consumed by no
-    registered check (:mod:`convledger_conformance.vector_files`).
+    registered check (:mod:`convledger_conformance.vectors.files`).
     """
-    from convledger_conformance import checks  # noqa: F401  (registers what it consumes)
-
+    load_checks()  # the check modules register the vector files they consume
     started = time.perf_counter()
     missing = unconsumed(folder)
     return CheckResult(

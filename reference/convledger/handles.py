@@ -17,7 +17,7 @@ store would name its own opener and a connection description.
 The promises the handles keep (seqs 1..n and every eventId once across
 handles and processes, exports of whole batches, fresh reads after another
 handle's write) are chapter LED's; the conformance checks of
-``convledger_conformance.checks.handles`` drive them through this interface
+``convledger_conformance.ledger.checks_handles`` drive them through this interface
 only.
 """
 

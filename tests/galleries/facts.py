@@ -4,7 +4,7 @@ A broken host is a :class:`~convledger.host.Host` subclass overriding one
 public method (calling ``super()`` where the bug keeps the rest). Its record
 (:class:`~galleries.BrokenStore`) names the ids its bug breaks; its
 ``factory`` is the host class and its ``checks`` the check bodies
-(``convledger_conformance.checks.provider.BODIES`` / ``facts.BODIES``) that
+(``convledger_conformance.facts.checks_provider.BODIES`` / ``facts.BODIES``) that
 must catch it, run over each reference store; ``test_gallery_facts.py`` runs
 them. The kill table runs stores only, so these are not among
 :func:`galleries.cases`.

@@ -10,7 +10,7 @@
 
 The client side, a :class:`~convledger.store.LedgerStore` proxy over a
 subprocess, lives in the conformance package
-(``convledger_conformance.wire_client``).
+(``convledger_conformance.wire.client``).
 """
 
 from convledger.wire.frames import MAX_FRAME, FrameError

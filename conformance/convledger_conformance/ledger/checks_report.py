@@ -1,0 +1,71 @@
+"""The check of CAP-004: the runner gives every requirement exactly one honest status.
+
+This check judges the suite, not the store: it runs the runner on the store's
+factory with four synthetic checks whose outcomes are known and compares the
+report's statuses with what CAP-004 demands.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from convledger.store import Capability
+from convledger_conformance.registry import Check, CheckContext, CheckFailure, check
+from convledger_conformance.report import REQUIREMENT_STATUSES, Report
+from convledger_conformance.requirements import active_ids
+from convledger_conformance.runner import run_suite
+from convledger_conformance.support import fail
+
+
+def _passes(ctx: CheckContext) -> None:
+    """A synthetic check that passes."""
+
+
+def _breaks_one(ctx: CheckContext) -> None:
+    """A synthetic check that proves one of its two ids broken."""
+    raise CheckFailure(("LED-004",), "synthetic failure")
+
+
+def _synthetic(absent: Capability | None, *, absence_checked: bool) -> list[Check]:
+    checks = [
+        Check(name="synthetic_pass", ids=("LED-002",), capability=Capability.LEDGER,
+              run=_passes),
+        Check(name="synthetic_fail", ids=("LED-003", "LED-004"), capability=Capability.LEDGER,
+              run=_breaks_one),
+    ]
+    if absent is not None:
+        checks.append(Check(name="synthetic_absent", ids=("LED-015",), capability=absent,
+                            run=_passes))
+    if absence_checked:
+        checks.append(Check(name="synthetic_absence", ids=("CAP-002",),
+                            capability=Capability.LEDGER, run=_passes))
+    return checks
+
+
+def _expect(report: Report, requirement: str, status: str) -> None:
+    got = report.status_of(requirement)
+    if got != status:
+        fail("CAP-004", f"{requirement} is {got!r} in the report, expected {status!r}")
+
+
+@check("CAP-004")
+def check_report_statuses(ctx: CheckContext) -> None:
+    """CAP-004: one status per requirement; not_run never passes; not_applicable only if checked."""
+    absent = next((c for c in Capability if c not in ctx.capabilities), None)
+    for absence_checked in (True, False):
+        report = run_suite(ctx.factory, profile=ctx.profile,
+                           checks=_synthetic(absent, absence_checked=absence_checked))
+        ids = Counter(result.id for result in report.requirements)
+        if set(ids) != active_ids() or set(ids.values()) != {1}:
+            fail("CAP-004", "the report does not list every active requirement exactly once")
+        if any(result.status not in REQUIREMENT_STATUSES for result in report.requirements):
+            fail("CAP-004", "the report uses a status outside the four of CAP-004")
+        _expect(report, "LED-002", "passed")
+        _expect(report, "LED-004", "failed")
+        _expect(report, "LED-003", "not_run")
+        _expect(report, "ARC-001", "not_run")
+        if absent is not None:
+            _expect(report, "LED-015", "not_applicable" if absence_checked else "not_run")
+        passed = sum(1 for result in report.requirements if result.status == "passed")
+        if report.summary.get("passed") != passed or report.ok:
+            fail("CAP-004", "the summary counts something other than passed as passed")

@@ -1,0 +1,2 @@
+"""The projections chapter PRJ: the model, the state machine and the checks.
+"""

@@ -1,0 +1,232 @@
+"""Checks of chapter TRN, section Purge (TRN-090 .. TRN-096) and the ``purged`` kind (ERR-001).
+
+Purge needs capability ``purge`` only; the parts that need runs (an active
+run blocks a purge, a purged conversation refuses transitions) run when the
+store declares ``transitions`` as well. The state machine of
+:mod:`convledger_conformance.runtime.machine` purges in random programs too.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import partial
+from typing import Final
+
+from hypothesis.stateful import run_state_machine_as_test
+
+from convledger.interface import require
+from convledger.runtime import Accept, PurgeOutcome, Terminal
+from convledger.store import Capability, LedgerStore
+from convledger_conformance.profiles import scaled
+from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.runtime.checks_transitions import Driver, fence_of
+from convledger_conformance.runtime.machine import PURGE_IDS, build_runtime_machine
+from convledger_conformance.support import (
+    STAMP,
+    accepted,
+    draft,
+    drafts,
+    fail,
+    fresh_store,
+    ledger_bytes,
+    refused,
+    run_once,
+)
+
+PURGE: Final = Capability.PURGE
+TRANSITIONS: Final = Capability.TRANSITIONS
+
+
+
+
+@check("TRN-090", "TRN-093", "TRN-094", capability=PURGE)
+def check_purge_answers_and_reads(ctx: CheckContext) -> None:
+    """TRN-090, TRN-093, TRN-094: purged, then already_purged; reads as if never there."""
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, PURGE)
+        store.append("gone", drafts("gone", 3))
+        store.append("kept", drafts("kept", 2))
+        kept = ledger_bytes(store, "kept")
+        if TRANSITIONS in store.capabilities:
+            driver = Driver(require(store, TRANSITIONS), ("TRN-093",))
+            run = driver.owned("gone", "r")
+            driver.apply("gone", Terminal("r", fence_of(run), "success", {"text": "done"}))
+        for conversation, what in (("gone", "a conversation"), ("never", "a new id")):
+            answer = accepted(partial(store.purge, conversation), "TRN-090", f"purge of {what}")
+            if answer is not PurgeOutcome.PURGED:
+                fail("TRN-090", f"purge of {what} answered {answer!r}, not purged")
+            again = accepted(partial(store.purge, conversation), "TRN-090",
+                             f"second purge of {what}")
+            if again is not PurgeOutcome.ALREADY_PURGED:
+                fail("TRN-090", f"a second purge of {what} answered {again!r}")
+        page = store.read("gone")
+        if store.head("gone") != 0 or page.items or page.next_seq is not None:
+            fail(("TRN-093", "TRN-094"), "the purged conversation still has events")
+        refused(partial(store.export_conversation, "gone"), "not_found", "TRN-094",
+                "export of a purged conversation")
+        if TRANSITIONS in store.capabilities:
+            runs = require(store, TRANSITIONS)
+            if runs.load_run("gone", "r") is not None or runs.list_active_runs("gone"):
+                fail(("TRN-093", "TRN-094"), "the purged conversation still has runs")
+            refused(partial(runs.load_snapshot, "gone"), "not_found", "TRN-094",
+                    "load_snapshot of a purged conversation")
+        if ledger_bytes(store, "kept") != kept:
+            fail("TRN-093", "a purge changed another conversation")
+
+    run_once(ctx, body)
+
+
+@check("TRN-092", "ERR-001", capability=PURGE)
+def check_purged_conversation_refuses_writes(ctx: CheckContext) -> None:
+    """TRN-092, ERR-001: append, transition and import of a purged conversation are purged."""
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, PURGE)
+        store.append("c", drafts("c", 2))
+        data = store.export_conversation("c")
+        store.purge("c")
+        for expected_head in (None, 0):
+            refused(partial(store.append, "c", [draft("late")], expected_head=expected_head),
+                    "purged", ("TRN-092", "ERR-001"), "append to a purged conversation",
+                    store=store, touched=["c"])
+        refused(partial(store.import_conversation, data), "purged", ("TRN-092", "ERR-001"),
+                "import of a purged conversation", store=store, touched=["c"])
+        if TRANSITIONS in store.capabilities:
+            accept = Accept("k", "in", "run", "answer", {"text": "late"})
+            refused(partial(require(store, TRANSITIONS).transition, "c", accept, event_id="late-t",
+                            occurred_at=STAMP), "purged", ("TRN-092", "ERR-001"),
+                    "transition of a purged conversation", store=store, touched=["c"])
+        refused(partial(store.append, "c", [draft("late-again")]), "purged", "TRN-092",
+                "a second append to a purged conversation", store=store, touched=["c"])
+        if Capability.PERSISTENCE in store.capabilities:
+            reopened = require(store, Capability.PERSISTENCE).reopen()
+            try:
+                refused(partial(reopened.append, "c", [draft("after-reopen")]), "purged",
+                        "TRN-092", "append after reopen", store=reopened, touched=["c"])
+            finally:
+                reopened.close()
+
+    with fresh_store(ctx) as store:
+        body(store)
+
+
+@check("TRN-091", capability=PURGE)
+def check_purge_blocked_by_an_active_run(ctx: CheckContext) -> None:
+    """TRN-091: a purge with an active run is a conflict and changes nothing."""
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, PURGE)
+        if TRANSITIONS not in store.capabilities:
+            store.append("c", [draft("one")])  # no runs without transitions: purge applies
+            if store.purge("c") is not PurgeOutcome.PURGED:
+                fail("TRN-091", "purge of a conversation without runs did not apply")
+            return
+        runs = require(store, TRANSITIONS)
+        driver = Driver(runs, ("TRN-091",))
+        driver.admit("c", "r")
+        before = runs.load_snapshot("c")
+        refused(partial(store.purge, "c"), "conflict", "TRN-091", "purge with a queued run",
+                store=store, touched=["c"])
+        if runs.load_snapshot("c") != before:
+            fail("TRN-091", "a refused purge changed the records")
+        run = driver.acquire("c", "r")
+        refused(partial(store.purge, "c"), "conflict", "TRN-091", "purge with a running run",
+                store=store, touched=["c"])
+        driver.apply("c", Terminal("r", fence_of(run), "success", {"text": "done"}))
+        if store.purge("c") is not PurgeOutcome.PURGED:
+            fail("TRN-091", "purge after the last run ended did not apply")
+
+    run_once(ctx, body)
+
+
+@check("TRN-095", "TRN-092", capability=PURGE)
+def check_purge_fences_concurrent_writers(ctx: CheckContext) -> None:
+    """TRN-095: writes racing a purge on one handle land before it (and go) or are refused.
+
+    A handle opened before the purge (a second connection of a store that
+    persists) is the stronger case; stores with several handles add it in their
+    own chapter's checks. Here every writer shares the handle that purges.
+    """
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, PURGE)
+        store.append("c", [draft("seed")])
+        barrier = threading.Barrier(3)
+        crashes: list[BaseException] = []
+        refusals: list[str] = []
+
+        def writer(name: str) -> None:
+            barrier.wait()
+            for n in range(20):
+                try:
+                    store.append("c", [draft(f"{name}-{n}")])
+                except Exception as error:  # judged below
+                    refusals.append(getattr(error, "kind", repr(error)))
+
+        def purger() -> None:
+            barrier.wait()
+            try:
+                store.purge("c")
+            except BaseException as error:
+                crashes.append(error)
+
+        threads = [threading.Thread(target=writer, args=(f"w{i}",)) for i in range(2)]
+        threads.append(threading.Thread(target=purger))
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if crashes:
+            fail("TRN-095", f"the purge failed: {crashes[0]!r}")
+        if set(refusals) - {"purged"}:
+            fail("TRN-092", f"writes racing a purge were refused as {sorted(set(refusals))}")
+        if store.head("c") != 0 or store.read("c").items:
+            fail("TRN-095", "an append racing the purge left events behind it")
+        if Capability.PERSISTENCE in store.capabilities:
+            reopened = require(store, Capability.PERSISTENCE).reopen()
+            try:
+                if reopened.head("c") != 0:
+                    fail("TRN-095", "events of a purged conversation came back on reopen")
+            finally:
+                reopened.close()
+
+    with fresh_store(ctx) as store:
+        body(store)
+
+
+@check("TRN-096", capability=PURGE)
+def check_purged_event_ids_may_return(ctx: CheckContext) -> None:
+    """TRN-096: a purged eventId is either accepted again elsewhere or refused as duplicate."""
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, PURGE)
+        store.append("c", [draft("reused")])
+        store.purge("c")
+        try:
+            placed = store.append("d", [draft("reused")])
+        except Exception as error:
+            if getattr(error, "kind", None) != "duplicate":
+                fail("TRN-096", f"an append of a purged eventId raised {error!r}")
+            return
+        if [e.event_id for e in store.read("d").items] != ["reused"] or placed[0].seq != 1:
+            fail("TRN-096", "a purged eventId accepted again was not stored")
+
+    run_once(ctx, body)
+
+
+@check(*PURGE_IDS, capability=PURGE)
+def check_runtime_state_machine_with_purge(ctx: CheckContext) -> None:
+    """TRN-090 .. TRN-094: random programs that also purge agree with the reference rules.
+
+    A store declaring purge without transitions has no runs to program: it
+    gets the ledger-only purge checks instead, so these ids are never passed
+    vacuously.
+    """
+    if TRANSITIONS not in ctx.capabilities:
+        check_purge_answers_and_reads(ctx)
+        check_purged_conversation_refuses_writes(ctx)
+        check_purge_blocked_by_an_active_run(ctx)
+        return
+    machine = build_runtime_machine(ctx.factory, purge=True)
+    run_state_machine_as_test(machine, settings=scaled(ctx.profile, share=0.5))

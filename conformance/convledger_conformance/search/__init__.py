@@ -1,0 +1,2 @@
+"""The search chapter SRC: the model, the state machine and the checks.
+"""

@@ -1,0 +1,2 @@
+"""The spills chapter SPL: the state machine and the checks.
+"""
