@@ -62,13 +62,15 @@ REQUIREMENT_STATUSES: Final = (PASSED, FAILED, NOT_APPLICABLE, NOT_RUN)
 ABSENCE_REQUIREMENT: Final = "CAP-002"
 """The requirement whose checks prove that undeclared capabilities are refused."""
 
-FILE_CAPABILITIES: Final = frozenset({Capability.MIGRATION, Capability.MULTI_PROCESS})
-"""Capabilities of a database file, which the wire protocol has no requests for (WIR-021)."""
+FILE_CAPABILITIES: Final = frozenset(
+    {Capability.MIGRATION, Capability.MULTI_PROCESS, Capability.FACT_ROWS}
+)
+"""Capabilities whose operations are called in process only, never over the wire (WIR-021)."""
 FILE_CAPABILITIES_NOTE: Final = (
-    "note: 'migration' and 'multi_process' are properties of a database file: a store on "
-    "no file does not declare them, and a store served over the wire protocol never does, "
-    "since it has no requests for them (WIR-021); their ids are judged only in process, "
-    "against a store on a file."
+    "note: 'migration', 'multi_process' and 'fact_rows' are judged in process only: the "
+    "wire protocol has no requests for them (WIR-021), so a store served over it never "
+    "declares them; 'migration' is a property of a SQLite file, so a store on no file, or "
+    "on another engine, does not declare it either."
 )
 """Why ids of :data:`FILE_CAPABILITIES` are ``not_applicable`` for a wire store."""
 

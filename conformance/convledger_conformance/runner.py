@@ -291,7 +291,7 @@ def _run_checks(
             names = ", ".join(repr(capability.value) for capability in missing)
             reason = f"capability {names} is not declared"
             if set(missing) & FILE_CAPABILITIES:
-                reason += " (a database-file capability: never declared over the wire, WIR-021)"
+                reason += " (judged in process only: never declared over the wire, WIR-021)"
             yield _not_run(item, reason)
     line.close()
 

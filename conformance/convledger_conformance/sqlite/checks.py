@@ -477,7 +477,7 @@ def check_sqlite_migration_is_atomic(ctx: CheckContext) -> None:
                               "version 1 rows that cannot migrate")
 
 
-@check("SQL-030", capability=Capability.MULTI_PROCESS)
+@check("SQL-030", capability=Capability.MULTI_PROCESS, also=(Capability.MIGRATION,))
 def check_sqlite_migration_race(ctx: CheckContext) -> None:
     """SQL-030: two handles opening one version 1 file at once: exactly one migrates."""
     with workspace(ctx, ["SQL-030"]) as (opener, directory):
@@ -531,7 +531,8 @@ def opening_statements(groups: Sequence[Sequence[str]]) -> str:
     return f"{len(groups)} group(s): {shown}"
 
 
-@check("SQL-040", "SQL-041", capability=Capability.MULTI_PROCESS)
+@check("SQL-040", "SQL-041", capability=Capability.MULTI_PROCESS,
+       also=(Capability.MIGRATION,))
 def check_sqlite_write_lock(ctx: CheckContext) -> None:
     """SQL-040, SQL-041: writes begin IMMEDIATE before any read; a held lock is a conflict.
 
@@ -629,7 +630,7 @@ def check_sqlite_transaction_scope(ctx: CheckContext) -> None:
             fail("SQL-043", f"companions {rows_!r} disagree with the committed events")
 
 
-@check("SQL-045", capability=Capability.MULTI_PROCESS)
+@check("SQL-045", capability=Capability.MULTI_PROCESS, also=(Capability.MIGRATION,))
 def check_sqlite_export_snapshot(ctx: CheckContext) -> None:
     """SQL-045: an export reads its events and companions in one read transaction.
 
@@ -702,7 +703,7 @@ _WRITER = textwrap.dedent(
 )
 
 
-@check("SQL-047", capability=Capability.MULTI_PROCESS)
+@check("SQL-047", capability=Capability.MULTI_PROCESS, also=(Capability.MIGRATION,))
 def check_sqlite_processes_share_a_file(ctx: CheckContext) -> None:
     """SQL-047: a process that opens the file by its path appends beside this one: 1..n.
 

@@ -27,7 +27,7 @@ OPERATION: dict[str, JsonValue] = {"operationId": "op-1", "authorization": {"use
 
 
 @check("SQL-060", "SQL-061", "PRJ-013", capability=Capability.MULTI_PROCESS,
-       also=(Capability.PROJECTIONS,))
+       also=(Capability.PROJECTIONS, Capability.MIGRATION))
 def check_sqlite_catch_ups_on_two_handles(ctx: CheckContext) -> None:
     """SQL-060, SQL-061, PRJ-013: catch-ups racing on two handles never regress a checkpoint."""
     ids = ("SQL-060", "SQL-061", "PRJ-013")

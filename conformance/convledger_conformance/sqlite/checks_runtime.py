@@ -375,7 +375,7 @@ def _check_purge_transaction(trace: Sequence[str]) -> None:
 # -- the tombstone seen by other handles (SQL-052) -------------------------------------------------
 
 
-@check("SQL-052", capability=Capability.MULTI_PROCESS)
+@check("SQL-052", capability=Capability.MULTI_PROCESS, also=(Capability.MIGRATION,))
 def check_sqlite_purged_refuses_other_handles(ctx: CheckContext) -> None:
     """SQL-052: a handle opened before the purge is refused append, transition and import.
 

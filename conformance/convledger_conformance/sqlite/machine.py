@@ -629,7 +629,7 @@ def sqlite_ledger_machine(factory: StoreFactory) -> type[SqliteLedgerMachine]:
     )
 
 
-@check(*SQLITE_MACHINE_IDS, capability=Capability.MULTI_PROCESS)
+@check(*SQLITE_MACHINE_IDS, capability=Capability.MULTI_PROCESS, also=(Capability.MIGRATION,))
 def check_sqlite_ledger_state_machine(ctx: CheckContext) -> None:
     """LED-015, SQL-031 .. SQL-035, SQL-047: the machine on a file, reopened, shared, migrated."""
     with fresh_store(ctx) as store:

@@ -57,7 +57,7 @@ def _channel(ctx: CheckContext) -> tuple[Exchange, Callable[[], None]]:
     """
     store = ctx.factory()
     if isinstance(store, WireStore):
-        connection = store._connection
+        connection = store.connection
         return connection.exchange_raw, store.close
     store.close()
     server = WireServer(ctx.factory)

@@ -363,6 +363,11 @@ class WireStore:
         return self._connection.request(op, args, callback=callback)
 
     @property
+    def connection(self) -> WireConnection:
+        """The connection to the server this store lives in."""
+        return self._connection
+
+    @property
     def capabilities(self) -> frozenset[Capability]:
         """The declaration ``newStore`` returned (CAP-001, WIR-021)."""
         return self._capabilities
