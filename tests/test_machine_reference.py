@@ -17,6 +17,8 @@ from convledger.kinds import default_registry
 from convledger.memory import MemoryStore
 from convledger.store import Capability
 from convledger_conformance.ledger import strategies as gen
+from convledger_conformance.ledger import strategies_archive as arc
+from convledger_conformance.ledger import strategies_kinds as knd
 from convledger_conformance.ledger.checks_capabilities import ABSENT_OPERATIONS
 from convledger_conformance.ledger.checks_kinds import registered_pairs
 from convledger_conformance.ledger.machine import (
@@ -24,7 +26,8 @@ from convledger_conformance.ledger.machine import (
     OPTIONAL_OPERATIONS,
     build_ledger_machine,
 )
-from convledger_conformance.ledger.model import NEVER_APPENDED, LedgerModel, Refusal
+from convledger_conformance.ledger.model import LedgerModel, Refusal
+from convledger_conformance.ledger.model_faults import NEVER_APPENDED
 from convledger_conformance.profiles import BUDGETS, PROFILES, settings_for
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, NOT_RUN, PASSED
@@ -95,11 +98,11 @@ def test_machine_ids_are_active_requirements() -> None:
     assert set(MACHINE_IDS) <= active_ids()
 
 
-@pytest.mark.parametrize("name", sorted(gen.ARCHIVE_FAULTS))
+@pytest.mark.parametrize("name", sorted(arc.ARCHIVE_FAULTS))
 def test_model_refuses_each_archive_fault_as_its_table_says(name: str) -> None:
     """The model refuses each hostile archive with the kind and ids the fault table names."""
-    fault = gen.ARCHIVE_FAULTS[name]
-    document = gen.document_of("c", gen.placed("c", [gen.broken_draft({}, event_id="a"),
+    fault = arc.ARCHIVE_FAULTS[name]
+    document = arc.document_of("c", arc.placed("c", [gen.broken_draft({}, event_id="a"),
                                                       gen.broken_draft({}, event_id="b")]))
     outcome = LedgerModel().expect_import(fault.make(document))
     assert isinstance(outcome, Refusal)
@@ -119,7 +122,7 @@ def test_model_refuses_each_invalid_draft_as_its_table_says(
     assert set(breaks) <= set(outcome.ids), why
 
 
-@given(gen.unregistered_ignorable_batches())
+@given(knd.unregistered_ignorable_batches())
 def test_model_refuses_appends_of_unregistered_ignorable_drafts(batch: list[EventDraft]) -> None:
     """A batch of only ignorable drafts of unregistered pairs is refused as KND-002 says."""
     outcome = LedgerModel().expect_append("c", batch)
@@ -128,17 +131,17 @@ def test_model_refuses_appends_of_unregistered_ignorable_drafts(batch: list[Even
     assert "KND-002" in outcome.ids
 
 
-@pytest.mark.parametrize("member", sorted(gen.IGNORABLE_MEMBERS))
+@pytest.mark.parametrize("member", sorted(knd.IGNORABLE_MEMBERS))
 @pytest.mark.parametrize("registered", [True, False], ids=["registered", "unregistered"])
 def test_model_imports_an_ignorable_member_as_env_and_rpl_say(
     member: str, registered: bool
 ) -> None:
     """Only ``true`` or no member imports; an unregistered pair also needs ``true`` (RPL-003)."""
-    wire = gen.placed("c", [gen.broken_draft({}, event_id="a")])[0]
+    wire = arc.placed("c", [gen.broken_draft({}, event_id="a")])[0]
     if not registered:
         wire.update(kind=gen.UNKNOWN_KIND, payload={"any": [1]}, ignorable=True)
-    gen.IGNORABLE_MEMBERS[member](wire)
-    outcome = LedgerModel().expect_import(gen.archive_of_wires("c", [wire]))
+    knd.IGNORABLE_MEMBERS[member](wire)
+    outcome = LedgerModel().expect_import(arc.archive_of_wires("c", [wire]))
     if member == "true" or (member == "absent" and registered):
         assert not isinstance(outcome, Refusal)
     elif member == "absent":
@@ -160,7 +163,7 @@ def test_model_accepts_generated_valid_drafts(batch: list[EventDraft]) -> None:
 @pytest.mark.parametrize("kind", sorted(NEVER_APPENDED))
 def test_model_refuses_appends_of_runtime_kinds(kind: str) -> None:
     """The model refuses an append of a runtime kind with a valid payload (TRN-108)."""
-    payload = gen.EXAMPLE_PAYLOADS[(kind, 1)]
+    payload = knd.EXAMPLE_PAYLOADS[(kind, 1)]
     event = EventDraft(event_id="rt", kind=kind, occurred_at="2024-01-01T00:00:00Z",
                        payload=payload)
     outcome = LedgerModel().expect_append("c", [event])
@@ -172,8 +175,8 @@ def test_model_refuses_appends_of_runtime_kinds(kind: str) -> None:
 def test_example_payloads_cover_and_satisfy_the_registry() -> None:
     """The suite has one valid example payload for exactly the registered pairs."""
     registry = default_registry()
-    assert set(gen.EXAMPLE_PAYLOADS) == set(registered_pairs())
-    for (kind, version), payload in gen.EXAMPLE_PAYLOADS.items():
+    assert set(knd.EXAMPLE_PAYLOADS) == set(registered_pairs())
+    for (kind, version), payload in knd.EXAMPLE_PAYLOADS.items():
         registry.check_payload(kind, version, payload)
 
 

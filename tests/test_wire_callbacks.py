@@ -24,7 +24,8 @@ from convledger.wire.server import PROTOCOL_VERSION, WireServer
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite
-from convledger_conformance.wire.client import WireProtocolError, WireStoreFactory
+from convledger_conformance.wire.client import WireStoreFactory
+from convledger_conformance.wire.connection import WireProtocolError
 
 HERE = Path(__file__).resolve().parent
 SERVE = [sys.executable, "-m", "convledger", "serve-wire"]

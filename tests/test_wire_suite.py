@@ -30,10 +30,10 @@ from convledger_conformance.report import (
     PASSED,
 )
 from convledger_conformance.runner import run_suite
-from convledger_conformance.wire.client import (
+from convledger_conformance.wire.client import WireStoreFactory
+from convledger_conformance.wire.connection import (
     ServerExitedError,
     WireProtocolError,
-    WireStoreFactory,
     WireTimeoutError,
 )
 

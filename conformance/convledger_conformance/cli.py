@@ -39,7 +39,8 @@ from typing import Final, cast
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import StoreFactory, all_checks
 from convledger_conformance.runner import run_suite
-from convledger_conformance.wire.client import DEFAULT_TIMEOUT, WireError, WireStoreFactory
+from convledger_conformance.wire.client import WireStoreFactory
+from convledger_conformance.wire.connection import DEFAULT_TIMEOUT, WireError
 
 DEFAULT_STORE: Final = "convledger.sqlite:new_file_store"
 """The store validated when no ``--store`` is given: the embedded reference store."""

@@ -132,6 +132,8 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.vectors.checks",
     "convledger_conformance.runtime.checks_transitions",
     "convledger_conformance.wire.checks",
+    "convledger_conformance.wire.checks_requests",
+    "convledger_conformance.wire.checks_callbacks",
 )
 """Every module that registers checks, in the order :func:`load_checks` imports them.
 

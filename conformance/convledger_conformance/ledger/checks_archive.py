@@ -13,6 +13,8 @@ from convledger.envelope import EventDraft
 from convledger.errors import LedgerError
 from convledger.store import LedgerStore
 from convledger_conformance.ledger import strategies as gen
+from convledger_conformance.ledger import strategies_archive as arc
+from convledger_conformance.ledger import strategies_kinds as knd
 from convledger_conformance.ledger.model import LedgerModel, Refusal, archive_bytes
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import (
@@ -31,9 +33,9 @@ from convledger_conformance.support import (
 
 
 def _refuses_faults(store: LedgerStore, requirement: str, batch: list[EventDraft]) -> None:
-    """Every fault of :data:`gen.ARCHIVE_FAULTS` naming ``requirement`` gets its kind."""
-    base = gen.document_of("hostile", gen.placed("hostile", batch))
-    for name, fault in gen.ARCHIVE_FAULTS.items():
+    """Every fault of :data:`arc.ARCHIVE_FAULTS` naming ``requirement`` gets its kind."""
+    base = arc.document_of("hostile", arc.placed("hostile", batch))
+    for name, fault in arc.ARCHIVE_FAULTS.items():
         if requirement in fault.ids:
             refused(partial(untyped(store).import_conversation, fault.make(base)), fault.kind,
                     requirement, f"import of an archive with fault {name!r}", store=store,
@@ -52,7 +54,7 @@ def _fault_check(requirement: str) -> None:
         )
         run_property(ctx, body, batches, share=0.5)
 
-    faults = ", ".join(n for n, f in gen.ARCHIVE_FAULTS.items() if requirement in f.ids)
+    faults = ", ".join(n for n, f in arc.ARCHIVE_FAULTS.items() if requirement in f.ids)
     run.__name__ = f"check_archive_faults_{requirement.lower().replace('-', '_')}"
     run.__doc__ = f"{requirement}: import refuses archives with {faults}, changing nothing."
     check(requirement)(run)
@@ -97,7 +99,7 @@ def check_archive_shape_refused(ctx: CheckContext) -> None:
 
     def body(store: LedgerStore) -> None:
         _refuses_faults(store, "ARC-002", drafts("shape", 2))
-        base = gen.document_of("hostile", gen.placed("hostile", drafts("shape", 1)))
+        base = arc.document_of("hostile", arc.placed("hostile", drafts("shape", 1)))
         for version in (0, 2, 10):
             data = canonical.encode({**base, "formatVersion": version})
             refused(partial(store.import_conversation, data), "not_supported", "ARC-002",
@@ -123,7 +125,7 @@ def check_archive_round_trip(ctx: CheckContext) -> None:
         batch: list[EventDraft],
         unknown: list[tuple[str, tuple[str, int, object], str]],
     ) -> None:
-        events = gen.placed("c", batch)
+        events = arc.placed("c", batch)
         taken = {d.event_id for d in batch}
         for event_id, (kind, version, payload), stamp in unknown:
             if event_id not in taken:
@@ -139,7 +141,7 @@ def check_archive_round_trip(ctx: CheckContext) -> None:
         if first != data or second != first:
             fail("ARC-004", "exports of an imported conversation differ from the archive")
 
-    unknowns = st.lists(st.tuples(gen.identifiers(), gen.unknown_ignorable_events(),
+    unknowns = st.lists(st.tuples(gen.identifiers(), knd.unknown_ignorable_events(),
                                   gen.occurred_at()), max_size=3)
     run_property(ctx, body, gen.draft_batches(), unknowns)
 
@@ -159,7 +161,7 @@ def check_empty_conversations(ctx: CheckContext) -> None:
         _refuses_faults(store, "ARC-005", drafts("empty", 1))
         shapes: tuple[object, ...] = (None, "x", 1, {"0": {}})
         for events in shapes:
-            data = canonical.encode({**gen.document_of("hostile", []), "events": events})
+            data = canonical.encode({**arc.document_of("hostile", []), "events": events})
             refused(partial(store.import_conversation, data), "invalid_input", "ARC-005",
                     f"import with events {events!r}", store=store, touched=["hostile"])
 
@@ -204,7 +206,7 @@ def check_import_replay_gate(ctx: CheckContext) -> None:
 
     def body(store: LedgerStore, batch: list[EventDraft]) -> None:
         _refuses_faults(store, "ARC-012", [*batch, draft("gate-extra")])
-        flagged = gen.placed("gate", [draft("gate-1", ignorable=True)])
+        flagged = arc.placed("gate", [draft("gate-1", ignorable=True)])
         flagged[0]["payload"] = {"not": "a state/set payload"}
         refused(partial(store.import_conversation, archive("gate", flagged)), "invalid_input",
                 "ARC-012", "import of a registered ignorable event breaking its schema",
@@ -225,9 +227,9 @@ def check_refused_import_stores_nothing(ctx: CheckContext) -> None:
     """ARC-013: a refused archive leaves no event, seq or eventId behind."""
 
     def body(store: LedgerStore, batch: list[EventDraft], fault: str) -> None:
-        events = gen.placed("c", batch)
-        bad = gen.ARCHIVE_FAULTS[fault].make(gen.document_of("c", events))
-        refused(partial(untyped(store).import_conversation, bad), gen.ARCHIVE_FAULTS[fault].kind,
+        events = arc.placed("c", batch)
+        bad = arc.ARCHIVE_FAULTS[fault].make(arc.document_of("c", events))
+        refused(partial(untyped(store).import_conversation, bad), arc.ARCHIVE_FAULTS[fault].kind,
                 "ARC-013", f"import with fault {fault!r}", store=store, touched=["c", "c/other"])
         good = archive("c", events)
         accepted(partial(store.import_conversation, good), "ARC-013",
@@ -235,7 +237,7 @@ def check_refused_import_stores_nothing(ctx: CheckContext) -> None:
         if store.export_conversation("c") != good:
             fail("ARC-013", "the archive imported after a refused one came back different")
 
-    late = [name for name, f in gen.ARCHIVE_FAULTS.items() if f.ids[0] in (
+    late = [name for name, f in arc.ARCHIVE_FAULTS.items() if f.ids[0] in (
         "ARC-007", "ARC-008", "ARC-012", "ARC-006")]
     run_property(ctx, body, gen.draft_batches(min_size=2), st.sampled_from(sorted(late)))
 

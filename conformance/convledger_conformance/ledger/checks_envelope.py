@@ -14,13 +14,13 @@ from convledger.envelope import EventDraft
 from convledger.store import LedgerStore
 from convledger_conformance.ledger import strategies as gen
 from convledger_conformance.ledger.model import (
-    ENVELOPE_MEMBERS,
     LedgerModel,
     Refusal,
     archive_bytes,
     draft_wire,
     envelope_bytes,
 )
+from convledger_conformance.ledger.model_faults import ENVELOPE_MEMBERS
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import (
     STAMP,

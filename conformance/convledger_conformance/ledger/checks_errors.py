@@ -17,6 +17,7 @@ from convledger import canonical
 from convledger.errors import ERROR_KINDS, ConflictError, LedgerError
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.ledger import strategies as gen
+from convledger_conformance.ledger import strategies_archive as arc
 from convledger_conformance.ledger.model import state_digest
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.requirements import active_ids
@@ -76,7 +77,7 @@ SCENARIOS: tuple[Scenario, ...] = (
              lambda s: s.import_conversation(archive("u", [UNKNOWN]))),
     Scenario("an archive of formatVersion 2", "not_supported",
              lambda s: s.import_conversation(canonical.encode({
-                 **gen.document_of("x", wires("x", [draft("n")])), "formatVersion": 2}))),
+                 **arc.document_of("x", wires("x", [draft("n")])), "formatVersion": 2}))),
 )
 """One refusal of each kind a ledger-core store can raise (ERR-001)."""
 

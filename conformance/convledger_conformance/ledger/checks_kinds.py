@@ -10,7 +10,8 @@ from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
 from convledger.kinds import load_registry_document
 from convledger.store import LedgerStore
 from convledger_conformance.ledger import strategies as gen
-from convledger_conformance.ledger.model import NEVER_APPENDED
+from convledger_conformance.ledger import strategies_kinds as knd
+from convledger_conformance.ledger.model_faults import NEVER_APPENDED
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import (
     STAMP,
@@ -54,10 +55,10 @@ def check_registry_is_kinds_json(ctx: CheckContext) -> None:
 
     def body(store: LedgerStore) -> None:
         pairs = registered_pairs()
-        missing = set(pairs) - set(gen.EXAMPLE_PAYLOADS)
+        missing = set(pairs) - set(knd.EXAMPLE_PAYLOADS)
         assert not missing, f"the suite has no example payload for {sorted(missing)}"
         for number, (kind, version) in enumerate(pairs):
-            example = gen.EXAMPLE_PAYLOADS[(kind, version)]
+            example = knd.EXAMPLE_PAYLOADS[(kind, version)]
             event = draft(f"k{number}", kind=kind, payload=example, schema_version=version)
             if kind in NEVER_APPENDED:
                 refused(partial(store.append, "c", [event]), "invalid_input", "TRN-108",
@@ -103,7 +104,7 @@ def check_payload_schemas_enforced(ctx: CheckContext) -> None:
 
     def body(store: LedgerStore) -> None:
         for number, ((kind, version), example) in enumerate(sorted(
-                gen.EXAMPLE_PAYLOADS.items())):
+                knd.EXAMPLE_PAYLOADS.items())):
             for variant, payload in enumerate(_breaking(example)):
                 for ignorable in (False, True):
                     event = draft(f"b{number}-{variant}", kind=kind, payload=payload,
@@ -135,4 +136,4 @@ def check_unknown_ignorable_kept(ctx: CheckContext) -> None:
         if store.export_conversation("c") != data or len(ledger_bytes(store, "c")) != 1:
             fail("KND-004", f"ignorable {kind!r} v{version} was not kept as received")
 
-    run_property(ctx, body, gen.unknown_ignorable_events(), gen.occurred_at())
+    run_property(ctx, body, knd.unknown_ignorable_events(), gen.occurred_at())

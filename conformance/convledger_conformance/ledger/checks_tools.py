@@ -17,6 +17,7 @@ import attrs
 
 from convledger import canonical
 from convledger_conformance.ledger import strategies as gen
+from convledger_conformance.ledger import strategies_archive as arc
 from convledger_conformance.ledger.checks_canonical import DECODER_REFUSALS, VECTORS
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import draft, fail, wires
@@ -99,7 +100,7 @@ def _hostile_archive() -> tuple[bytes, list[tuple[str, tuple[str, ...]]]]:
     events[2]["kind"] = gen.UNKNOWN_KIND
     events[3]["extra"] = True
     events[4]["seq"] = 99
-    document = {**gen.document_of("a", events), "companions": {"unknown": {}}}
+    document = {**arc.document_of("a", events), "companions": {"unknown": {}}}
     loose = json.dumps(document, indent=1, ensure_ascii=False).encode()
     expected = [
         ("invalid_input", ("ARC-003",)),
@@ -118,7 +119,7 @@ def check_verify_tool(ctx: CheckContext) -> None:
     """ARC-015: verify reports every store-independent problem and exits 0 only with none."""
     with tempfile.TemporaryDirectory() as folder:
         good = Path(folder, "good.json")
-        good.write_bytes(canonical.encode(gen.document_of("a", wires("a", [draft("e")]))))
+        good.write_bytes(canonical.encode(arc.document_of("a", wires("a", [draft("e")]))))
         data, expected = _hostile_archive()
         bad = Path(folder, "bad.json")
         bad.write_bytes(data)

@@ -21,6 +21,7 @@ from convledger import canonical
 from convledger.envelope import Envelope, EventDraft
 from convledger.store import LedgerStore
 from convledger_conformance.ledger import strategies as gen
+from convledger_conformance.ledger import strategies_kinds as knd
 from convledger_conformance.ledger.machine_core import (
     CONVERSATIONS,
     STORED_IDS,
@@ -103,7 +104,7 @@ class LedgerAppendRules(LedgerMachineCore):
         """LED-001: anything but a sequence of 1..10000 drafts is ``invalid_input``."""
         self._append(conversation, gen.BATCH_SHAPES[shape](draft), None)
 
-    @rule(conversation=CONVERSATIONS, drafts=gen.unregistered_ignorable_batches())
+    @rule(conversation=CONVERSATIONS, drafts=knd.unregistered_ignorable_batches())
     def append_unregistered_ignorable(self, conversation: str, drafts: list[EventDraft]) -> None:
         """KND-002: a batch of only ignorable drafts of unregistered pairs is ``invalid_input``."""
         self._append(conversation, drafts, None)

@@ -18,6 +18,8 @@ from hypothesis.stateful import precondition, rule
 from convledger import canonical
 from convledger.envelope import EventDraft
 from convledger_conformance.ledger import strategies as gen
+from convledger_conformance.ledger import strategies_archive as arc
+from convledger_conformance.ledger import strategies_kinds as knd
 from convledger_conformance.ledger.machine_core import (
     CONVERSATIONS,
     STORED_IDS,
@@ -29,7 +31,7 @@ from convledger_conformance.ledger.model import Refusal, envelope_bytes, read_wh
 UnknownEvent = tuple[str, tuple[str, int, object], str]
 """(eventId, (kind, schemaVersion, payload), occurredAt) of an envelope of an unregistered pair."""
 _UNKNOWN_EVENTS: Final = st.tuples(
-    gen.identifiers(), gen.unknown_ignorable_events(), gen.occurred_at()
+    gen.identifiers(), knd.unknown_ignorable_events(), gen.occurred_at()
 )
 
 
@@ -79,12 +81,12 @@ class LedgerArchiveRules(LedgerMachineCore):
         target=CONVERSATIONS,
         conversation=gen.identifiers(),
         drafts=gen.draft_batches(),
-        fault=st.none() | st.sampled_from(sorted(gen.ARCHIVE_FAULTS)),
+        fault=st.none() | st.sampled_from(sorted(arc.ARCHIVE_FAULTS)),
     )
     def import_archive(self, conversation: str, drafts: list[EventDraft], fault: str | None) -> str:
         """ARC-002 .. ARC-013: an archive, valid or with one fault, imported into this store."""
-        document = gen.document_of(conversation, gen.placed(conversation, drafts))
-        data = gen.ARCHIVE_FAULTS[fault].make(document) if fault else canonical.encode(document)
+        document = arc.document_of(conversation, arc.placed(conversation, drafts))
+        data = arc.ARCHIVE_FAULTS[fault].make(document) if fault else canonical.encode(document)
         self.known.add(conversation)
         self._import(data, [conversation, f"{conversation}/other"])
         return conversation
@@ -95,13 +97,13 @@ class LedgerArchiveRules(LedgerMachineCore):
     ) -> None:
         """ARC-010: an archive holding an eventId the store has is refused as ``duplicate``."""
         batch = [*drafts[:-1], attrs.evolve(drafts[-1], event_id=existing)]
-        self._import(gen.archive_of_wires(conversation, gen.placed(conversation, batch)),
+        self._import(arc.archive_of_wires(conversation, arc.placed(conversation, batch)),
                      [conversation])
 
     @rule(conversation=CONVERSATIONS, drafts=gen.draft_batches())
     def import_into_conversation(self, conversation: str, drafts: list[EventDraft]) -> None:
         """ARC-009: import into a conversation with events is refused as ``conflict``."""
-        self._import(gen.archive_of_wires(conversation, gen.placed(conversation, drafts)),
+        self._import(arc.archive_of_wires(conversation, arc.placed(conversation, drafts)),
                      [conversation])
 
     @rule(
@@ -115,7 +117,7 @@ class LedgerArchiveRules(LedgerMachineCore):
     ) -> str:
         """KND-004, RPL-002: unknown ignorable envelopes import and re-export byte for byte."""
         self.known.add(conversation)
-        self._import(gen.archive_of_wires(conversation, _mixed(conversation, drafts, unknown)),
+        self._import(arc.archive_of_wires(conversation, _mixed(conversation, drafts, unknown)),
                      [conversation])
         return conversation
 
@@ -125,7 +127,7 @@ class LedgerArchiveRules(LedgerMachineCore):
         drafts=gen.draft_batches(),
         unknown=st.lists(_UNKNOWN_EVENTS, max_size=1),
         position=st.integers(0, 4),
-        member=st.sampled_from(sorted(gen.IGNORABLE_MEMBERS)),
+        member=st.sampled_from(sorted(knd.IGNORABLE_MEMBERS)),
     )
     def import_ignorable_member(
         self,
@@ -141,9 +143,9 @@ class LedgerArchiveRules(LedgerMachineCore):
         envelope of an unregistered pair is refused by the replay gate (RPL-003).
         """
         mixed = _mixed(conversation, drafts, unknown)
-        gen.IGNORABLE_MEMBERS[member](mixed[position % len(mixed)])
+        knd.IGNORABLE_MEMBERS[member](mixed[position % len(mixed)])
         self.known.add(conversation)
-        self._import(gen.archive_of_wires(conversation, mixed), [conversation])
+        self._import(arc.archive_of_wires(conversation, mixed), [conversation])
         return conversation
 
     def _import(self, data: object, touched: list[str]) -> None:
@@ -189,7 +191,7 @@ def _mixed(
          "seq": 0, "kind": kind, "occurredAt": stamp, "payload": payload, "ignorable": True}
         for event_id, (kind, version, payload), stamp in unknown
     ]
-    known = gen.placed(conversation, drafts)
+    known = arc.placed(conversation, drafts)
     mixed = [w for pair in zip(wires, known, strict=False) for w in pair]
     mixed += wires[len(known):] + known[len(wires):]
     for seq, wire in enumerate(mixed, start=1):

@@ -19,7 +19,8 @@ from convledger.store import Capability
 from convledger_conformance.ledger.machine_core import CONVERSATIONS, LedgerMachineCore
 from convledger_conformance.ledger.machine_operations import OPTIONAL_OPERATIONS
 from convledger_conformance.ledger.machine_verdicts import fail
-from convledger_conformance.ledger.model import NOT_SUPPORTED, Fault, Refusal, state_digest
+from convledger_conformance.ledger.model import Refusal, state_digest
+from convledger_conformance.ledger.model_faults import NOT_SUPPORTED, Fault
 
 
 class LedgerCapabilityRules(LedgerMachineCore):

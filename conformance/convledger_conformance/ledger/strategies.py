@@ -1,11 +1,16 @@
-"""Hypothesis strategies for the ledger core: identifiers, timestamps, payloads, drafts, archives.
+"""Hypothesis strategies for the ledger core: identifiers, timestamps, payloads, drafts, reads.
 
 Valid values reach every corner the spec allows: identifiers with NUL, ``/``
 and astral characters (ENV-004, ENV-005), timestamps of every precision and
 offset (ENV-008), payload numbers whose canonical form differs from Python's
 (CAN-005) and member names that sort differently by UTF-16 code units
 (CAN-002). Invalid values carry the requirement they break, so a failure
-names it (:class:`InvalidDraft`, :data:`ARCHIVE_FAULTS`).
+names it (:class:`InvalidDraft`, :data:`READ_WINDOW_INVALID`).
+
+Archives and their faults are in
+:mod:`convledger_conformance.ledger.strategies_archive`; unregistered
+ignorable pairs, the ``ignorable`` member and an example payload of every
+registered pair in :mod:`convledger_conformance.ledger.strategies_kinds`.
 
 Values are attrs classes or plain data, so the program Hypothesis prints for a
 failure is runnable after ``from convledger import EventDraft`` and
@@ -15,20 +20,16 @@ floats print as ``nan``/``inf``: add ``from math import nan, inf``).
 
 from __future__ import annotations
 
-import copy
 import functools
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final, cast
 
 import attrs
 from hypothesis import strategies as st
 
-from convledger import canonical
 from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
 from convledger.envelope import EventDraft
-from convledger.kinds import default_registry
-from convledger_conformance.ledger.model import MAX_LIMIT, archive_bytes, draft_wire
+from convledger_conformance.ledger.model import MAX_LIMIT
 
 SCALAR_TEXT: Final = st.characters(codec="utf-8")
 """Any Unicode scalar value (every code point but the surrogates), NUL included."""
@@ -370,284 +371,3 @@ BATCH_SHAPES: Final[Mapping[str, Callable[[EventDraft], object]]] = {
     "None in a list": lambda draft: [draft, None],
 }
 """Things that are not a batch of 1..10000 drafts (LED-001)."""
-
-
-def _unregistered(pair: tuple[str, int, JsonValue]) -> tuple[str, int, JsonValue]:
-    kind, version, payload = pair
-    if default_registry().knows(kind, version):
-        version += 1  # no kind of the registry has two consecutive versions yet
-    return kind, version, payload
-
-
-_UNKNOWN_IGNORABLE: st.SearchStrategy[tuple[str, int, JsonValue]] = st.tuples(
-    st.just(UNKNOWN_KIND) | st.just(STATE_SET) | st.text(SCALAR_TEXT, min_size=1),
-    st.integers(1, MAX_SAFE_INTEGER),
-    json_values(),
-).map(_unregistered)
-
-
-def unknown_ignorable_events() -> st.SearchStrategy[tuple[str, int, JsonValue]]:
-    """(kind, schemaVersion, payload) of an unregistered pair, for an ignorable envelope."""
-    return _UNKNOWN_IGNORABLE
-
-
-_UNREGISTERED_IGNORABLE_DRAFTS: st.SearchStrategy[EventDraft] = st.builds(
-    lambda event_id, pair, stamp: EventDraft(
-        event_id=event_id, kind=pair[0], occurred_at=stamp, payload=pair[2],
-        schema_version=pair[1], ignorable=True,
-    ),
-    _IDENTIFIERS,
-    _UNKNOWN_IGNORABLE,
-    _OCCURRED_AT,
-)
-
-
-def unregistered_ignorable_batches(
-    *, max_size: int = 3
-) -> st.SearchStrategy[list[EventDraft]]:
-    """Batches made only of ignorable drafts of unregistered pairs, distinct eventIds (KND-002).
-
-    Import keeps such envelopes (KND-004), but no append may write them,
-    ignorable or not: every one of these batches must be refused.
-    """
-    return st.lists(
-        _UNREGISTERED_IGNORABLE_DRAFTS, min_size=1, max_size=max_size,
-        unique_by=lambda d: d.event_id,
-    )
-
-
-def _set_ignorable(value: object) -> Callable[[dict[str, object]], None]:
-    return lambda wire: wire.__setitem__("ignorable", value)
-
-
-def _drop_ignorable(wire: dict[str, object]) -> None:
-    wire.pop("ignorable", None)
-
-
-IGNORABLE_MEMBERS: Final[Mapping[str, Callable[[dict[str, object]], None]]] = {
-    "absent": _drop_ignorable,
-    "true": _set_ignorable(True),
-    "false": _set_ignorable(False),
-    "null": _set_ignorable(None),
-    "1": _set_ignorable(1),
-    '"true"': _set_ignorable("true"),
-}
-"""The ``ignorable`` member an archived envelope may arrive with, each as a change of a wire.
-
-ENV-010 admits the literal ``true`` or no member; everything else is refused
-with ``invalid_input``. Without ``true``, an envelope of an unregistered pair
-is refused by the replay gate (RPL-003); with it, it is kept (KND-004).
-"""
-
-
-def placed(conversation_id: str, drafts: list[EventDraft]) -> list[dict[str, object]]:
-    """The wire envelopes of ``drafts`` at seqs 1..n of ``conversation_id``."""
-    return [draft_wire(d, conversation_id, seq) for seq, d in enumerate(drafts, start=1)]
-
-
-def archive_of_wires(conversation_id: str, wires: list[dict[str, object]]) -> bytes:
-    """Canonical archive bytes of wire envelopes (see :func:`model.archive_bytes`)."""
-    return archive_bytes(conversation_id, (canonical.encode(w) for w in wires))
-
-
-def document_of(conversation_id: str, wires: list[dict[str, object]]) -> dict[str, object]:
-    """The archive object of ARC-001, as a mutable document."""
-    return {
-        "format": "convledger.archive",
-        "formatVersion": 1,
-        "conversationId": conversation_id,
-        "events": wires,
-        "companions": {},
-    }
-
-
-@attrs.frozen
-class ArchiveFault:
-    """One way to make archive bytes unacceptable, the kind it calls for and the ids."""
-
-    kind: str
-    ids: tuple[str, ...]
-    make: Callable[[dict[str, object]], object] = attrs.field(repr=False)
-
-
-def _mutated(change: Callable[[dict[str, object]], object]) -> Callable[[dict[str, object]], bytes]:
-    def make(document: dict[str, object]) -> bytes:
-        changed = copy.deepcopy(document)
-        change(changed)
-        return canonical.encode(changed)
-
-    return make
-
-
-def _event(document: dict[str, object], index: int = -1) -> dict[str, object]:
-    events = document["events"]
-    assert isinstance(events, list)
-    event = events[index]
-    assert isinstance(event, dict)
-    return event
-
-
-def _splice(token: bytes) -> Callable[[dict[str, object]], bytes]:
-    return lambda document: b'{"aaa":' + token + b"," + canonical.encode(document)[1:]
-
-
-def _set(name: str, value: object, index: int = -1) -> Callable[[dict[str, object]], None]:
-    return lambda document: _event(document, index).__setitem__(name, value)
-
-
-def _unknown_kind(document: dict[str, object]) -> None:
-    event = _event(document)
-    event["kind"] = UNKNOWN_KIND
-    event.pop("ignorable", None)
-
-
-def _other_conversation(document: dict[str, object]) -> None:
-    _event(document)["conversationId"] = f"{document['conversationId']}/other"
-
-
-def _seq_gap(document: dict[str, object]) -> None:
-    event = _event(document)
-    event["seq"] = len(cast(list[object], document["events"])) + 1
-
-
-def _repeat_first_id(document: dict[str, object]) -> None:
-    events = document["events"]
-    assert isinstance(events, list)
-    events.append(dict(_event(document, 0), seq=len(events) + 1))
-
-
-ARCHIVE_FAULTS: Final[Mapping[str, ArchiveFault]] = {
-    "whitespace": ArchiveFault(
-        "invalid_input", ("ARC-003",),
-        lambda d: json.dumps(document_canonical_order(d), indent=1, ensure_ascii=False).encode(),
-    ),
-    "reordered keys": ArchiveFault(
-        "invalid_input", ("ARC-003",),
-        lambda d: b'{"format":"convledger.archive",' + canonical.encode(
-            {k: v for k, v in d.items() if k != "format"})[1:],
-    ),
-    "byte order mark": ArchiveFault(
-        "invalid_input", ("ARC-003", "CAN-011"), lambda d: b"\xef\xbb\xbf" + canonical.encode(d)
-    ),
-    "truncated": ArchiveFault(
-        "invalid_input", ("ARC-003", "CAN-010"), lambda d: canonical.encode(d)[:-1]
-    ),
-    "trailing text": ArchiveFault(
-        "invalid_input", ("ARC-003", "CAN-010"), lambda d: canonical.encode(d) + b"{}"
-    ),
-    "invalid UTF-8": ArchiveFault("invalid_input", ("ARC-003", "CAN-011"), _splice(b'"\xff"')),
-    "duplicate key": ArchiveFault(
-        "invalid_input", ("ARC-003", "CAN-012"),
-        lambda d: b'{"companions":{},' + canonical.encode(d)[1:],
-    ),
-    "lone surrogate escape": ArchiveFault(
-        "invalid_input", ("ARC-003", "CAN-013"), _splice(b'"\\ud800"')
-    ),
-    "integer 2**53+1": ArchiveFault(
-        "invalid_input", ("ARC-003", "CAN-013"), _splice(b"9007199254740993")
-    ),
-    "overflowing number": ArchiveFault("invalid_input", ("ARC-003", "CAN-013"), _splice(b"1e400")),
-    "NaN literal": ArchiveFault("invalid_input", ("ARC-003", "CAN-010"), _splice(b"NaN")),
-    "not bytes": ArchiveFault(
-        "invalid_input", ("ARC-003",), lambda d: canonical.encode(d).decode("utf-8")
-    ),
-    "extra archive member": ArchiveFault(
-        "invalid_input", ("ARC-002",), _mutated(lambda d: d.__setitem__("extra", 1))
-    ),
-    "missing companions": ArchiveFault(
-        "invalid_input", ("ARC-002",), _mutated(lambda d: d.__delitem__("companions"))
-    ),
-    "other format": ArchiveFault(
-        "invalid_input", ("ARC-002",), _mutated(lambda d: d.__setitem__("format", "other"))
-    ),
-    "formatVersion 2": ArchiveFault(
-        "not_supported", ("ARC-002",), _mutated(lambda d: d.__setitem__("formatVersion", 2))
-    ),
-    "unknown companion": ArchiveFault(
-        "invalid_input", ("ARC-011",), _mutated(lambda d: d.__setitem__("companions", {"x": {}}))
-    ),
-    "companions not an object": ArchiveFault(
-        "invalid_input", ("ARC-011",), _mutated(lambda d: d.__setitem__("companions", []))
-    ),
-    "empty events": ArchiveFault(
-        "invalid_input", ("ARC-005",), _mutated(lambda d: d.__setitem__("events", []))
-    ),
-    "events not an array": ArchiveFault(
-        "invalid_input", ("ARC-005",), _mutated(lambda d: d.__setitem__("events", {}))
-    ),
-    "wrong conversationId": ArchiveFault(
-        "invalid_input", ("ARC-006",), _mutated(_other_conversation)
-    ),
-    "seq gap": ArchiveFault(
-        "invalid_input", ("ARC-007",),
-        _mutated(_seq_gap),
-    ),
-    "seq zero": ArchiveFault("invalid_input", ("ARC-007", "ENV-006"), _mutated(_set("seq", 0, 0))),
-    "duplicate eventId": ArchiveFault("invalid_input", ("ARC-008",), _mutated(_repeat_first_id)),
-    "unknown kind, not ignorable": ArchiveFault(
-        "replay_refused", ("ARC-012", "RPL-003"), _mutated(_unknown_kind)
-    ),
-    "ignorable false": ArchiveFault(
-        "invalid_input", ("ARC-012", "ENV-010"), _mutated(_set("ignorable", False))
-    ),
-    "extra envelope member": ArchiveFault(
-        "invalid_input", ("ARC-012", "ENV-002"), _mutated(_set("extra", True))
-    ),
-    "missing occurredAt": ArchiveFault(
-        "invalid_input", ("ARC-012", "ENV-001"),
-        _mutated(lambda d: _event(d).__delitem__("occurredAt")),
-    ),
-    "occurredAt without offset": ArchiveFault(
-        "invalid_input", ("ARC-012", "ENV-008"),
-        _mutated(_set("occurredAt", "2024-01-01T00:00:00")),
-    ),
-    "payload breaks its schema": ArchiveFault(
-        "invalid_input", ("ARC-012", "KND-003"),
-        _mutated(lambda d: _event(d).update(kind=STATE_SET, schemaVersion=1, payload={})),
-    ),
-}
-"""Hostile archives for import, each made from a valid archive document (ARC-003 .. ARC-012)."""
-
-
-def document_canonical_order(document: Mapping[str, object]) -> object:
-    """``document`` with members inserted in canonical order, for whitespace-only changes."""
-    return json.loads(canonical.encode(document))
-
-
-EXAMPLE_PAYLOADS: Final[Mapping[tuple[str, int], JsonValue]] = {
-    ("runtime/baseline", 1): {
-        "migratedAt": "2024-01-01T00:00:00Z", "head": {}, "messages": [], "runs": [],
-        "admissions": [],
-    },
-    ("runtime/transition", 1): {"type": "interrupt", "input": {"runId": "r"}},
-    ("provider/request", 1): {
-        "runId": "r", "attempt": 1, "stepNumber": 0, "modelId": "m",
-        "instructionsSha256": "0" * 64, "messageShas": ["1" * 64], "bodySha256": "2" * 64,
-    },
-    ("provider/message", 1): {"sha256": "a" * 64, "message": {"role": "user"}},
-    ("provider/response", 1): {"runId": "r", "attempt": 1, "stepNumber": 0,
-                               "response": {"id": "x"}},
-    ("state/set", 1): {"name": "n", "version": 1, "value": [1.5, None], "actor": "a"},
-    ("spill/created", 1): {"reference": "s", "bytes": 0, "sha256": "b" * 64,
-                           "mediaType": "text/plain"},
-    ("spill/deleted", 1): {"reference": "s", "bytes": 3, "reason": "expired"},
-    ("schedule/set", 1): {"id": "s", "kind": "every", "nextAt": "2024-01-01T00:00:00.5+01:00"},
-    ("schedule/fired", 1): {"id": "s", "occurrence": 1, "lateByMs": 0, "nextAt": None,
-                            "state": "done"},
-    ("schedule/late", 1): {"id": "s", "occurrence": 2, "lateByMs": 1},
-    ("schedule/cancelled", 1): {"id": "s"},
-    ("schedule/failed", 1): {"id": "s", "occurrence": 1, "message": "", "attempts": 3,
-                             "retryAt": None, "terminal": True},
-    ("child/spawned", 1): {"childConversationId": "c", "seedUptoSeq": 0, "budget": {}},
-    ("child/state", 1): {"parentConversationId": "p", "childConversationId": "c",
-                         "state": "lost"},
-    ("retry/scheduled", 1): {"attempt": 1, "delayMs": 0, "reason": ""},
-    ("retry/started", 1): {"attempt": 2},
-    ("sandbox/probed", 1): {"result": "degraded", "required": ["git"], "missing": ["git"]},
-}
-"""One valid payload of every registered pair of ``kinds.json`` (KND-001).
-
-The pairs of :data:`convledger_conformance.ledger.model.NEVER_APPENDED` satisfy their
-schemas but are refused on append (TRN-108); checks that append every pair
-expect that refusal for them.
-"""

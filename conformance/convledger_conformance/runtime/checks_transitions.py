@@ -549,11 +549,11 @@ def check_fold_from_a_baseline(ctx: CheckContext) -> None:
 @check("TRN-108")
 def check_runtime_kinds_never_appended(ctx: CheckContext) -> None:
     """TRN-108: an append of runtime/baseline or runtime/transition is invalid_input, unwritten."""
-    from convledger_conformance.ledger import strategies as gen
+    from convledger_conformance.ledger import strategies_kinds as knd
 
     def body(store: LedgerStore) -> None:
         for number, kind in enumerate(RUNTIME_KINDS_ON_APPEND):
-            payload = gen.EXAMPLE_PAYLOADS[(kind, 1)]
+            payload = knd.EXAMPLE_PAYLOADS[(kind, 1)]
             for ignorable in (False, True):
                 batch = [draft(f"ok-{number}-{ignorable}"),
                          draft(f"rt-{number}-{ignorable}", kind=kind, payload=payload,

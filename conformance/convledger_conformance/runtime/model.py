@@ -39,7 +39,8 @@ from convledger.runtime.rules import decide
 from convledger.runtime.state import TRANSITION_KIND, snapshot_of
 from convledger.runtime.transitions import Transition, recorded_input, validate
 from convledger.runtime.view import Decision
-from convledger_conformance.ledger.model import NEVER_APPENDED, draft_wire, envelope_wire
+from convledger_conformance.ledger.model import draft_wire, envelope_wire
+from convledger_conformance.ledger.model_faults import NEVER_APPENDED
 
 RUNTIME_KINDS_ON_APPEND: tuple[str, ...] = tuple(sorted(NEVER_APPENDED))
 """Kinds no append may write (TRN-108)."""
