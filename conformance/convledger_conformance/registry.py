@@ -146,10 +146,22 @@ one folder per chapter so that no report changed order.
 """
 
 
+_LOADED: list[bool] = []
+"""Non-empty once :func:`load_checks` ran: the registry keeps what the modules registered."""
+
+
 def load_checks() -> None:
-    """Import every module of :data:`CHECK_MODULES` (each registers its checks on import)."""
+    """Import every module of :data:`CHECK_MODULES` once (each registers its checks on import).
+
+    Once only: a host that drops the check modules from ``sys.modules`` and
+    keeps this one (pytest's in-process runs restore ``sys.modules``) would
+    otherwise import them again and register every check twice.
+    """
+    if _LOADED:
+        return
     for name in CHECK_MODULES:
         importlib.import_module(name)
+    _LOADED.append(True)
 
 
 def all_checks() -> Iterator[Check]:
