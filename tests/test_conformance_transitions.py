@@ -197,7 +197,7 @@ def test_race_between_terminals_is_decided_once_by_the_reference() -> None:
 
 def test_recovery_order_is_code_point_order() -> None:
     """The reference's recovery order sorts the suite's scan ids by code point (TRN-085)."""
-    from convledger_conformance.runtime.checks_transitions import SCAN_CONVERSATIONS
+    from convledger_conformance.runtime.checks_reads import SCAN_CONVERSATIONS
 
     def run(conversation: str) -> Run:
         return Run.from_json({

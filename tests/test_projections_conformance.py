@@ -19,7 +19,8 @@ from convledger_conformance.runner import run_suite
 from galleries.sqlite import factory_of
 
 MODULES = tuple(f"convledger_conformance.{name}" for name in (
-    "projections.checks", "spills.checks", "search.checks", "sqlite.checks_companions",
+    "projections.checks", "projections.checks_folds", "projections.checks_archives",
+    "spills.checks", "search.checks", "sqlite.checks_companions",
     "sqlite.checks_search", "ledger.checks_capabilities",
 ))
 

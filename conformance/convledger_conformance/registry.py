@@ -112,25 +112,35 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.ledger.checks_capabilities",
     "convledger_conformance.ledger.checks_envelope",
     "convledger_conformance.ledger.checks_errors",
+    "convledger_conformance.sqlite.machine",
+    "convledger_conformance.sqlite.checks",
+    "convledger_conformance.sqlite.checks_opening",
+    "convledger_conformance.sqlite.checks_migration",
+    "convledger_conformance.sqlite.checks_transactions",
     "convledger_conformance.facts.checks_facts",
     "convledger_conformance.ledger.checks_handles",
     "convledger_conformance.ledger.checks_kinds",
     "convledger_conformance.ledger.checks_ledger",
     "convledger_conformance.projections.checks",
+    "convledger_conformance.projections.checks_folds",
+    "convledger_conformance.projections.checks_archives",
     "convledger_conformance.facts.checks_provider",
+    "convledger_conformance.runtime.checks_transitions",
+    "convledger_conformance.runtime.checks_reads",
+    "convledger_conformance.runtime.checks_rare_transitions",
+    "convledger_conformance.runtime.checks_replay",
     "convledger_conformance.runtime.checks_purge",
     "convledger_conformance.ledger.checks_replay",
     "convledger_conformance.ledger.checks_report",
     "convledger_conformance.search.checks",
     "convledger_conformance.spills.checks",
-    "convledger_conformance.sqlite.checks",
     "convledger_conformance.sqlite.checks_companions",
-    "convledger_conformance.sqlite.machine",
     "convledger_conformance.sqlite.checks_runtime",
+    "convledger_conformance.sqlite.checks_runtime_transactions",
+    "convledger_conformance.sqlite.checks_runtime_records",
     "convledger_conformance.sqlite.checks_search",
     "convledger_conformance.ledger.checks_tools",
     "convledger_conformance.vectors.checks",
-    "convledger_conformance.runtime.checks_transitions",
     "convledger_conformance.wire.checks",
     "convledger_conformance.wire.checks_requests",
     "convledger_conformance.wire.checks_callbacks",
@@ -142,7 +152,14 @@ here (``tests/test_layers.py`` fails while a module using :func:`check` is
 missing). The order is the registration order, hence the order of
 ``--list``, of reports and of a run; it is the order of the former flat
 ``checks/`` package (its module names sorted), kept when the suite moved to
-one folder per chapter so that no report changed order.
+one folder per chapter so that no report changed order. Two groups stand
+where their checks first registered, imported by the module after them:
+``sqlite.machine`` .. ``sqlite.checks_transactions`` before
+``facts.checks_facts`` (which imports ``sqlite.checks``; that module imported
+``sqlite.machine`` until it was split), and ``runtime.checks_transitions`` ..
+``runtime.checks_replay`` before ``runtime.checks_purge`` (which imports
+``runtime.checks_transitions``). A module split to stay small is followed by
+its parts, in the order their checks had.
 """
 
 

@@ -40,7 +40,7 @@ Derived from the capability table through :mod:`convledger_conformance.ledger.pr
 Migration and multi_process are properties of opening and sharing a store,
 not operations. The import of a ``runtime`` companion without capability
 transitions is refused too (TRN-109, checked in
-:mod:`convledger_conformance.runtime.checks_transitions`).
+:mod:`convledger_conformance.runtime.checks_replay`).
 """
 
 

@@ -8,7 +8,7 @@ Engine-neutral: these checks use only the store interface and
 names a file, a connection or an engine, so a server-database store passes
 them exactly as the SQLite store does. What SQLite does to keep these promises
 (``BEGIN IMMEDIATE``, its busy timeout, one read transaction per export) is
-checked in :mod:`convledger_conformance.sqlite.checks`.
+checked in :mod:`convledger_conformance.sqlite.checks_transactions`.
 
 Every failure names the operation, the handle it went through, what was
 expected and what came.
