@@ -16,7 +16,7 @@ what is counted is search, not shrinking), and counts per check:
   program, so for machines an example is a program.
 * ``stores``: the factory calls, the final replay excluded.
 
-This module holds no tests; the ``test_broken_*`` tests and
+This module holds no tests; the ``test_gallery_*`` tests and
 ``scripts/kill_table.py`` use it.
 """
 

@@ -1,7 +1,7 @@
 """Checks of chapter FCT: state slots, schedules, child graphs and sandbox probes.
 
 Each body drives the reference step loop (:class:`convledger.host.Host`) with
-deterministic fakes on the store under test, so ``tests/test_broken_issue6.py``
+deterministic fakes on the store under test, so ``tests/test_gallery_facts.py``
 can run the same bodies against broken hosts.
 """
 

@@ -4,7 +4,7 @@ The checks drive the reference step loop (:class:`convledger.host.Host`) on the
 store under test; the store's part is to keep what the loop appends in order
 and to place runs as chapter TRN says, which is what makes the prompt
 isolation of PRV-020 hold. Each body is a function of the store and the host
-class, so ``tests/test_broken_issue6.py`` runs the same bodies against broken
+class, so ``tests/test_gallery_facts.py`` runs the same bodies against broken
 hosts.
 """
 
