@@ -244,3 +244,24 @@ def test_modules_are_small() -> None:
     }
     assert {name: lines for name, lines in long.items() if name not in TABLE_DOMINATED} == {}
     assert set(TABLE_DOMINATED) <= set(long), "a listed module is short now: unlist it"
+
+
+def test_check_order_does_not_depend_on_what_was_imported_first() -> None:
+    """Checks come in the order of CHECK_MODULES, whichever module a process imported first."""
+    import subprocess
+    import sys
+
+    program = (
+        "import importlib, sys\n"
+        "if sys.argv[1]: importlib.import_module(sys.argv[1])\n"
+        "from convledger_conformance.registry import all_checks\n"
+        "print(' '.join(item.name for item in all_checks()))\n"
+    )
+    orders = {
+        first: subprocess.run(
+            [sys.executable, "-c", program, first], capture_output=True, text=True, check=True
+        ).stdout
+        for first in ("", "convledger_conformance.ledger.machine",
+                      "convledger_conformance.wire.checks_callbacks")
+    }
+    assert len(set(orders.values())) == 1, orders

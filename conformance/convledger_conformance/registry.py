@@ -184,7 +184,14 @@ def load_checks() -> None:
 def all_checks() -> Iterator[Check]:
     """Every registered check, in registration order (imports the check modules first)."""
     load_checks()
-    yield from _CHECKS.values()
+    place = {name: index for index, name in enumerate(CHECK_MODULES)}
+    # The order of CHECK_MODULES, then of definition in each module: the same
+    # whichever module a caller happened to import first.
+    order = {name: index for index, name in enumerate(_CHECKS)}
+    yield from sorted(
+        _CHECKS.values(),
+        key=lambda item: (place.get(item.run.__module__, len(place)), order[item.name]),
+    )
 
 
 def covered_ids() -> frozenset[str]:
