@@ -1,7 +1,7 @@
-"""The PostgreSQL reference store (spec chapter ``postgres.md``, ids PG-*).
+"""The PostgreSQL reference store (spec chapter ``postgres.md``, ids PGS-*).
 
 Modules, in reading order: ``driver`` (psycopg 3, imported only when a store
-is made: this package imports without it, PG-001), ``schema`` (the tables and
+is made: this package imports without it, PGS-001), ``schema`` (the tables and
 indexes of version 1, as data), ``errors`` (typed refusals and the driver
 boundary), ``opening`` (create, validate or refuse a schema), ``rows`` (the
 envelope row codec and every ledger statement), ``runtime_view`` and

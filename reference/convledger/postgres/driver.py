@@ -9,7 +9,7 @@ constructed and, when it is missing, refuses with :class:`DriverMissingError`
 :func:`connect` opens one connection in autocommit mode: the store begins and
 ends every transaction itself (``BEGIN``, ``COMMIT``, ``ROLLBACK``), as the
 SQLite store does, and sets the connection's ``search_path`` to the store's
-schema so that every statement names its tables unqualified (PG-002).
+schema so that every statement names its tables unqualified (PGS-002).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class DriverMissingError(NotSupportedError):
     def __init__(self, detail: str) -> None:
         super().__init__(
             f"the PostgreSQL store needs psycopg 3 ({detail}); install it with: {INSTALL}",
-            requirement="PG-001",
+            requirement="PGS-001",
             capability="ledger",
         )
 
@@ -74,10 +74,10 @@ class Settings:
 
 
 def connect(settings: Settings) -> Connection:
-    """A new autocommit connection whose ``search_path`` is the store's schema (PG-002).
+    """A new autocommit connection whose ``search_path`` is the store's schema (PGS-002).
 
-    ``lock_timeout`` bounds the wait for a conversation's row lock (PG-011);
-    ``statement_timeout``, when set, bounds every statement (PG-013). The
+    ``lock_timeout`` bounds the wait for a conversation's row lock (PGS-011);
+    ``statement_timeout``, when set, bounds every statement (PGS-013). The
     caller runs this inside the driver boundary, which makes a server that
     cannot be reached ``unavailable``.
     """

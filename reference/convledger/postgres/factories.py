@@ -1,4 +1,4 @@
-"""Factories and the locator's opener of the PostgreSQL store (LED-016, PG-051).
+"""Factories and the locator's opener of the PostgreSQL store (LED-016, PGS-051).
 
 A conformance run takes a factory, never a shared instance: each Hypothesis
 example gets its own store. :func:`new_schema_store` makes each store in a

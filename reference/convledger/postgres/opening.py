@@ -1,4 +1,4 @@
-"""Opening a PostgreSQL schema: create, validate or refuse, in one transaction (PG-020 .. PG-024).
+"""Opening a PostgreSQL schema: create, validate or refuse, in one transaction (PGS-020 .. PGS-024).
 
 Opening connects, begins a transaction, takes a transaction-scoped advisory
 lock named after the schema (so that two processes opening one new schema at
@@ -15,7 +15,7 @@ once do not both create it), reads the catalog, and then:
 | an object of its version defined otherwise   | refuses   | ``integrity``       |
 
 A refusal rolls the transaction back, so nothing is created or changed
-(PG-024); the creation commits as a whole or not at all (PG-020).
+(PGS-024); the creation commits as a whole or not at all (PGS-020).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from convledger.postgres.driver import Connection
 
 ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
-"""PG-020: one opener at a time per schema, until its transaction ends."""
+"""PGS-020: one opener at a time per schema, until its transaction ends."""
 READ_VERSION = "SELECT value FROM meta WHERE key = %s"
 
 
@@ -79,13 +79,13 @@ def _open(connection: Connection, name: str) -> str:
         )
     if version not in schema.KNOWN_VERSIONS:
         raise SchemaVersionError(f"schema {name!r} has unknown version {version}",
-                                 requirement="PG-022")
+                                 requirement="PGS-022")
     validate(connection, name, version)
     return "opened"
 
 
 def create(connection: Connection, name: str) -> None:
-    """PG-020: every object of the latest version and its ``schema_version`` row."""
+    """PGS-020: every object of the latest version and its ``schema_version`` row."""
     from convledger.postgres.driver import psycopg_module
 
     sql = psycopg_module().sql
@@ -100,19 +100,19 @@ def create(connection: Connection, name: str) -> None:
 
 
 def read_version(connection: Connection, name: str) -> int:
-    """PG-002, PG-022: the version in ``meta``, a positive decimal integer, or integrity."""
+    """PGS-002, PGS-022: the version in ``meta``, a positive decimal integer, or integrity."""
     found = connection.execute(READ_VERSION, (schema.VERSION_KEY,)).fetchone()
     text = None if found is None else found[0]
     if not isinstance(text, str) or not text.isascii() or not text.isdigit() or int(text) < 1:
         raise SchemaVersionError(
             f"schema {name!r}: meta holds no positive decimal schema_version (found {text!r})",
-            requirement="PG-022",
+            requirement="PGS-022",
         )
     return int(text)
 
 
 def problems(connection: Connection, name: str, version: int) -> tuple[list[str], list[str]]:
-    """The objects of ``version`` that are missing, and those defined otherwise (PG-023)."""
+    """The objects of ``version`` that are missing, and those defined otherwise (PGS-023)."""
     found: dict[tuple[str, str], str] = {}
     for kind, query in schema.SHAPE_QUERIES.items():
         for object_name, shape in connection.execute(query, {"schema": name}):
@@ -128,7 +128,7 @@ def problems(connection: Connection, name: str, version: int) -> tuple[list[str]
 
 
 def validate(connection: Connection, name: str, version: int) -> None:
-    """PG-023: every object of the version exists with its shape; other objects are ignored."""
+    """PGS-023: every object of the version exists with its shape; other objects are ignored."""
     missing, altered = problems(connection, name, version)
     if missing:
         raise PartialSchemaError(

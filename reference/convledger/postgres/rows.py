@@ -1,4 +1,4 @@
-"""Ledger rows in PostgreSQL: the statements that touch ``events`` and the row codec (PG-003).
+"""Ledger rows in PostgreSQL: the statements that touch ``events`` and the row codec (PGS-003).
 
 An envelope is stored member for member: the identifiers (conversationId,
 eventId, kind) as their UTF-8 bytes in ``bytea`` (see ``schema.py``),
@@ -8,7 +8,7 @@ bytes (ENV-011).
 
 Every statement that reads the ledger is named in :data:`LEDGER_READS`, so a
 test can ask the server for its plan and prove that it is an index scan, never
-a sequential scan of ``events`` (PG-030).
+a sequential scan of ``events`` (PGS-030).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ LOCK_CONVERSATION = (
     "INSERT INTO conversations (conversation_id) VALUES (%s) ON CONFLICT DO NOTHING"
 )
 SELECT_FOR_UPDATE = "SELECT 1 FROM conversations WHERE conversation_id = %s FOR UPDATE"
-"""PG-010: make sure the conversation's row exists, then lock it until the transaction ends."""
+"""PGS-010: make sure the conversation's row exists, then lock it until the transaction ends."""
 
 INSERT_EVENT = f"INSERT INTO events ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
 
@@ -57,7 +57,7 @@ LEDGER_READS = {
     "export": EXPORT_EVENTS,
     "select_for_update": SELECT_FOR_UPDATE,
 }
-"""Every statement that reads the ledger's tables, by purpose (PG-030)."""
+"""Every statement that reads the ledger's tables, by purpose (PGS-030)."""
 
 Row = tuple[bytes, int, bytes, bytes, int, str, str, bool]
 StoredRow = tuple[str, int, str, str, int, str, str, int]
@@ -65,7 +65,7 @@ StoredRow = tuple[str, int, str, str, int, str, str, int]
 
 
 def key(text: str) -> bytes:
-    """An identifier as stored: its UTF-8 bytes (PG-003)."""
+    """An identifier as stored: its UTF-8 bytes (PGS-003)."""
     return text.encode("utf-8")
 
 
@@ -77,12 +77,12 @@ def text_of(value: object) -> str:
         from convledger.errors import IntegrityError
 
         raise IntegrityError(f"an identifier cell holds {type(value).__name__}, not bytea",
-                             requirement="PG-003")
+                             requirement="PGS-003")
     return value.decode("utf-8")
 
 
 def event_row(envelope: Envelope) -> Row:
-    """The column values of one envelope (PG-003)."""
+    """The column values of one envelope (PGS-003)."""
     return (
         key(envelope.conversation_id),
         envelope.seq,
@@ -103,7 +103,7 @@ def stored_row(row: Sequence[Any]) -> StoredRow:
 
 
 def envelope_of(row: Sequence[Any]) -> Envelope:
-    """The envelope one fetched row stores (PG-003)."""
+    """The envelope one fetched row stores (PGS-003)."""
     cid, seq, event_id, kind, schema_version, occurred_at, payload, ignorable = stored_row(row)
     return Envelope(
         schema_version=schema_version,
@@ -118,7 +118,7 @@ def envelope_of(row: Sequence[Any]) -> Envelope:
 
 
 def lock_conversation(connection: Connection, conversation_id: str) -> bool:
-    """PG-010: the conversation's row, locked FOR UPDATE; False if a purge removed it meanwhile."""
+    """PGS-010: the conversation's row, locked FOR UPDATE; False if a purge removed it meanwhile."""
     connection.execute(LOCK_CONVERSATION, (key(conversation_id),))
     return connection.execute(SELECT_FOR_UPDATE, (key(conversation_id),)).fetchone() is not None
 

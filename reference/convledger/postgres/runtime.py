@@ -1,18 +1,18 @@
-"""Transitions, purge and runtime imports inside one PostgreSQL transaction (PG-040 .. PG-045).
+"""Transitions, purge and runtime imports inside one PostgreSQL transaction (PGS-040 .. PGS-045).
 
 Every function here runs on the connection of a transaction its caller
 (``store.py``) has begun and commits or rolls back; nothing here controls a
 transaction. Every write has locked the conversation's row of
 ``conversations`` first (:func:`convledger.postgres.transaction.lock`), so the
 reads below see every write committed before it and none can commit beside
-it (PG-010).
+it (PGS-010).
 
 A transition reads what the rules ask through :class:`PgRuntimeView`,
 decides, and when the decision is applied writes in this order, calling the
 fault probe after each write (TRN-004): the head (compare-and-swap, label
 ``head``), each record (``run``, ``admission``, ``message``), the event
 (``event``). The compare-and-swap is decided from the ``heads`` row read in
-the transaction, before and after the write, never from a row count (PG-040).
+the transaction, before and after the write, never from a row count (PGS-040).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ PURGE_TABLES = (
     ("schedules", "conversation_id"),
     ("conversations", "conversation_id"),
 )
-"""PG-044: every row a purge deletes, by table and the column naming the conversation."""
+"""PGS-044: every row a purge deletes, by table and the column naming the conversation."""
 
 
 def is_purged(connection: Connection, conversation_id: str) -> bool:
@@ -56,7 +56,7 @@ def is_purged(connection: Connection, conversation_id: str) -> bool:
 
 
 def refuse_purged(connection: Connection, conversation_id: str) -> None:
-    """PG-041, TRN-092, TRN-095: the tombstone, read inside the write transaction."""
+    """PGS-041, TRN-092, TRN-095: the tombstone, read inside the write transaction."""
     if is_purged(connection, conversation_id):
         raise PurgedError(
             f"conversation {conversation_id!r} was purged",
@@ -74,7 +74,7 @@ def transit(
     append: Appender,
     probe: FaultProbe,
 ) -> Outcome:
-    """PG-040: decide and, when applied, write every row and the event, in this transaction."""
+    """PGS-040: decide and, when applied, write every row and the event, in this transaction."""
     refuse_purged(connection, conversation_id)
     decision = decide(
         PgRuntimeView(connection, conversation_id), conversation_id, transition, draft.occurred_at
@@ -98,7 +98,7 @@ def _stored_head(connection: Connection, conversation_id: str) -> tuple[int, str
 
 
 def swap_head(connection: Connection, write: HeadWrite, updated_at: str) -> None:
-    """TRN-003, PG-040: move the head from ``write.expected``, proven by re-reading its row."""
+    """TRN-003, PGS-040: move the head from ``write.expected``, proven by re-reading its row."""
     conversation_id = write.head.conversation_id
     before = _stored_head(connection, conversation_id)
     current = 0 if before is None else before[0]
@@ -118,13 +118,13 @@ def swap_head(connection: Connection, write: HeadWrite, updated_at: str) -> None
         actual = 0 if after is None else after[0]
         raise ConflictError(
             f"the head of {conversation_id!r} did not move to {row[1]}",
-            requirement="PG-040",
+            requirement="PGS-040",
             actual=actual,
         )
 
 
 def write_record(connection: Connection, record: Run | Admission | Message) -> None:
-    """Insert or replace one record's row; its columns mirror the record (PG-042)."""
+    """Insert or replace one record's row; its columns mirror the record (PGS-042)."""
     if isinstance(record, Run):
         connection.execute(sql.UPSERT_RUN, sql.run_row(record))
     elif isinstance(record, Admission):
@@ -170,7 +170,7 @@ def scan_recoverable(
     """TRN-083: a keyset page over ``runs_recoverable`` by (conversation_id, ordinal).
 
     ``conversation_id`` is ``bytea``: it compares as the ids' UTF-8 bytes, the
-    order of their code points (TRN-085, PG-003).
+    order of their code points (TRN-085, PGS-003).
     """
     start = sql.FIRST_CURSOR if after is None else (key(after.conversation_id), after.ordinal)
     found = connection.execute(sql.RECOVERABLE_AFTER, (*start, limit)).fetchall()
@@ -178,7 +178,7 @@ def scan_recoverable(
 
 
 def purge(connection: Connection, conversation_id: str, purged_at: str) -> bool:
-    """PG-044, TRN-090, TRN-091: delete and tombstone; refused while runs are active.
+    """PGS-044, TRN-090, TRN-091: delete and tombstone; refused while runs are active.
 
     The caller locked the conversation's row, so no write of it runs beside
     this one, and every later write finds the tombstone (TRN-095).

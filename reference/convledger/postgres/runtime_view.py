@@ -1,15 +1,15 @@
-"""The runtime's operational rows in PostgreSQL: bounded lookups and row writes (PG-040 .. PG-043).
+"""The runtime's operational rows in PostgreSQL: bounded lookups and row writes (PGS-040 .. PGS-043).
 
 :class:`PgRuntimeView` answers every lookup of
 :class:`~convledger.runtime.view.RuntimeView` with one statement on a primary
 key or an index of ``heads``, ``runs``, ``admissions`` or ``messages``; none
 reads ``events`` (TRN-080). Each statement is a named constant in
-:data:`RUNTIME_READS`, so a test can ask the server for its plan (PG-030).
+:data:`RUNTIME_READS`, so a test can ask the server for its plan (PGS-030).
 
 The ``record`` column of each row holds the record of chapter TRN as canonical
 JSON and the other columns are derived from it by :func:`run_row`,
 :func:`admission_row`, :func:`message_row` and :func:`head_row`, so they
-cannot disagree (PG-042). Where the SQLite store indexes an expression of the
+cannot disagree (PGS-042). Where the SQLite store indexes an expression of the
 record, this store keeps the value in a column of its own
 (``runs.assistant_message_id``, ``admissions.input_id``), indexed plainly.
 """
@@ -89,7 +89,7 @@ RUNTIME_READS = {
     "recoverable_after": RECOVERABLE_AFTER,
     "purged": PURGED,
 }
-"""Every statement of the bounded reads and of the transition view, by purpose (PG-030, PG-043)."""
+"""Every statement of the bounded reads and of the transition view, by purpose (PGS-030, PGS-043)."""
 
 FIRST_CURSOR = (b"", 0)
 """The keyset position before every run: no conversation id is empty (ENV-005)."""
@@ -99,7 +99,7 @@ EXPORT_READS = {
     "admissions": "SELECT record FROM admissions WHERE conversation_id = %s ORDER BY ordinal",
     "messages": "SELECT record FROM messages WHERE conversation_id = %s ORDER BY position",
 }
-"""The whole operational state of one conversation, for an export (TRN-103, PG-031)."""
+"""The whole operational state of one conversation, for an export (TRN-103, PGS-031)."""
 
 INSERT_HEAD = (
     "INSERT INTO heads (conversation_id, version, updated_at, record) VALUES (%s, %s, %s, %s)"
@@ -134,7 +134,7 @@ _R = TypeVar("_R")
 
 
 def record_text(record: Head | Run | Admission | Message) -> str:
-    """The ``record`` column: the record's canonical JSON (PG-042)."""
+    """The ``record`` column: the record's canonical JSON (PGS-042)."""
     return codec.encode(record.to_json()).decode("utf-8")
 
 
@@ -144,20 +144,20 @@ def head_row(head: Head, updated_at: str) -> tuple[bytes, int, str, str]:
 
 
 def run_row(run: Run) -> tuple[bytes, bytes, int, str, bytes, str, str]:
-    """``runs`` columns of ``run`` (PG-042)."""
+    """``runs`` columns of ``run`` (PGS-042)."""
     return (key(run.conversation_id), key(run.run_id), run.ordinal, run.state.value,
             key(run.assistant_message_id), run.updated_at, record_text(run))
 
 
 def admission_row(admission: Admission) -> tuple[bytes, bytes, bytes, bytes, int, str, str]:
-    """``admissions`` columns of ``admission`` (PG-042)."""
+    """``admissions`` columns of ``admission`` (PGS-042)."""
     return (key(admission.conversation_id), key(admission.idempotency_key),
             key(admission.input_id), key(admission.run_id), admission.ordinal,
             admission.admitted_at, record_text(admission))
 
 
 def message_row(message: Message) -> tuple[bytes, int, bytes, bool, str, str]:
-    """``messages`` columns of ``message`` (PG-042)."""
+    """``messages`` columns of ``message`` (PGS-042)."""
     return (key(message.conversation_id), message.position, key(message.message_id),
             message.active, message.created_at, record_text(message))
 
@@ -165,18 +165,18 @@ def message_row(message: Message) -> tuple[bytes, int, bytes, bool, str, str]:
 def parse_record(text: object, parse: Callable[[object], _R], where: str) -> _R:
     """A stored ``record`` column as its TRN record; IntegrityError when it is not one."""
     if not isinstance(text, str):
-        raise IntegrityError(f"{where}: record is not text", requirement="PG-042")
+        raise IntegrityError(f"{where}: record is not text", requirement="PGS-042")
     try:
         value = canonical.decode(text.encode("utf-8"))
     except LedgerError as error:
         raise IntegrityError(
-            f"{where}: record is not JSON ({error.message})", requirement="PG-042"
+            f"{where}: record is not JSON ({error.message})", requirement="PGS-042"
         ) from error
     return parse(value)
 
 
 class PgRuntimeView:
-    """:class:`~convledger.runtime.view.RuntimeView` over one conversation's rows (PG-043).
+    """:class:`~convledger.runtime.view.RuntimeView` over one conversation's rows (PGS-043).
 
     It runs on the connection of a transaction its caller holds; it never
     writes and never reads ``events``.

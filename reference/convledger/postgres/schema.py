@@ -1,15 +1,15 @@
-"""The PostgreSQL schema as data (chapter ``postgres.md``, ids PG-002 .. PG-006).
+"""The PostgreSQL schema as data (chapter ``postgres.md``, ids PGS-002 .. PGS-006).
 
 Theory of operation
 -------------------
 A store lives in one PostgreSQL schema (a namespace; ``convledger`` unless
 the caller names another). The schema records its version in the table
-``meta`` under the key ``schema_version`` (PG-002). Version 1 is a tuple of
+``meta`` under the key ``schema_version`` (PGS-002). Version 1 is a tuple of
 :class:`SchemaObject`: each has its DDL, executed in order to create the
 schema in one transaction, and its *shape*, what the catalog says about it
 once created (a table's columns, an index's ``pg_get_indexdef`` and a
 trigger's ``pg_get_triggerdef`` without the schema's name), compared object
-by object when a store opens an existing schema (PG-023).
+by object when a store opens an existing schema (PGS-023).
 
 Identifiers are ``bytea``
 -------------------------
@@ -18,7 +18,7 @@ scalar value, U+0000 included (ENV-005), and a PostgreSQL ``text`` value
 cannot hold U+0000. Every identifier column therefore stores the UTF-8 bytes
 of the identifier as ``bytea``, which also compares byte by byte: the order
 of UTF-8 bytes is the order of code points, the order TRN-085 asks of
-``scan_recoverable`` whatever collation the database has (PG-003). Payloads
+``scan_recoverable`` whatever collation the database has (PGS-003). Payloads
 and records are canonical JSON text (chapter CAN), which escapes U+0000, and
 times are RFC 3339 text.
 
@@ -27,7 +27,7 @@ The lock row
 ``conversations`` holds one row per conversation that was ever written. Every
 write to a conversation locks its row first (``INSERT .. ON CONFLICT DO
 NOTHING``, then ``SELECT .. FOR UPDATE``) and reads its head only after the
-lock is granted (PG-010); the table holds nothing but the key.
+lock is granted (PGS-010); the table holds nothing but the key.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from __future__ import annotations
 import attrs
 
 LATEST_VERSION = 1
-"""The schema version a fresh schema receives (PG-002)."""
+"""The schema version a fresh schema receives (PGS-002)."""
 KNOWN_VERSIONS = (1,)
-"""Every schema version this store can open (PG-021)."""
+"""Every schema version this store can open (PGS-021)."""
 META_TABLE = "meta"
 VERSION_KEY = "schema_version"
 DEFAULT_SCHEMA = "convledger"
@@ -114,7 +114,7 @@ V1_OBJECTS: tuple[SchemaObject, ...] = (
         "events_are_immutable",
         """CREATE FUNCTION events_are_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            RAISE EXCEPTION 'events are immutable (PG-005)' USING ERRCODE = 'restrict_violation';
+            RAISE EXCEPTION 'events are immutable (PGS-005)' USING ERRCODE = 'restrict_violation';
         END $$""",
         "events_are_immutable() returns trigger",
     ),
@@ -319,14 +319,14 @@ SHAPE_QUERIES = {
         " WHERE n.nspname = %(schema)s AND NOT t.tgisinternal"
     ),
 }
-"""PG-023: for each object type, a query of the catalog giving (name, shape) in one schema."""
+"""PGS-023: for each object type, a query of the catalog giving (name, shape) in one schema."""
 
 RELATIONS = (
     "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
     " WHERE n.nspname = %(schema)s AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')"
     " ORDER BY c.relname"
 )
-"""PG-020: the tables (and other relations) a schema holds; none means it is empty."""
+"""PGS-020: the tables (and other relations) a schema holds; none means it is empty."""
 
 
 def unqualified(shape: str, schema: str) -> str:

@@ -5,22 +5,22 @@ Theory of operation
 One store handle owns one connection, in autocommit mode: the store begins
 and ends every transaction itself. A lock serializes the handle's callers
 (LED-013 within one handle); between handles, processes and hosts the server
-serializes the writers of one conversation by the row lock of PG-010: every
+serializes the writers of one conversation by the row lock of PGS-010: every
 write transaction (READ COMMITTED) first locks the conversation's row of
 ``conversations`` ``FOR UPDATE``, then reads the tombstone and the head, and
 assigns the seqs inside that transaction. Writers of different conversations
 do not wait for each other; the unique constraint on ``event_id`` keeps
-eventIds unique across all of them (PG-004).
+eventIds unique across all of them (PGS-004).
 
 Every transaction runs through :meth:`PostgresStore._run`, which retries a
 serialization failure or a deadlock a bounded number of times with a short
-backoff and then refuses with ``conflict`` (PG-012), and every operation runs
+backoff and then refuses with ``conflict`` (PGS-012), and every operation runs
 inside :func:`~convledger.postgres.errors.driver_boundary`, the one place
-where driver errors become typed ledger errors (ERR-006, PG-014). A
-connection the server lost is replaced on the next call (PG-013).
+where driver errors become typed ledger errors (ERR-006, PGS-014). A
+connection the server lost is replaced on the next call (PGS-013).
 
 Exports and snapshots read in one ``REPEATABLE READ READ ONLY`` transaction
-(PG-031); single-statement reads (a window, a head, a run) are consistent on
+(PGS-031); single-statement reads (a window, a head, a run) are consistent on
 their own.
 """
 
@@ -76,16 +76,16 @@ CAPABILITIES = frozenset(
         Capability.MULTI_PROCESS,
     }
 )
-"""PG-050: what this slice declares; projections, spills and search come later."""
+"""PGS-050: what this slice declares; projections, spills and search come later."""
 
 OPENER = "convledger.postgres:open_located_store"
 """The opener a store's locator names (:func:`convledger.postgres.factories.open_located_store`)."""
 
 WRITE = "BEGIN ISOLATION LEVEL READ COMMITTED"
 SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-"""PG-031: exports and snapshots read in one read-only snapshot."""
+"""PGS-031: exports and snapshots read in one read-only snapshot."""
 ATTEMPTS = 5
-"""PG-012: how often a transaction runs before a serialization failure becomes conflict."""
+"""PGS-012: how often a transaction runs before a serialization failure becomes conflict."""
 
 FaultProbe = Callable[[str], None]
 _T = TypeVar("_T")
@@ -118,15 +118,15 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
         """Connect to ``dsn`` and create or validate ``schema`` (default ``convledger``).
 
         ``lock_timeout`` bounds the wait for a conversation's row lock (then
-        ``conflict``, PG-011); ``statement_timeout``, when given, bounds every
-        statement (then ``unavailable``, PG-013). ``clock`` dates purges;
+        ``conflict``, PGS-011); ``statement_timeout``, when given, bounds every
+        statement (then ``unavailable``, PGS-013). ``clock`` dates purges;
         ``on_close`` runs once when the store closes; ``fault_probe`` is called
         with a label after each write inside a transition's transaction
         (TRN-004; labels in ``runtime.py``). Without psycopg installed this
         raises :class:`~convledger.postgres.driver.DriverMissingError`.
         """
         super().__init__(registry=registry)
-        psycopg_module()  # PG-001: a clear error naming the extra, before anything else
+        psycopg_module()  # PGS-001: a clear error naming the extra, before anything else
         self._settings = Settings(
             dsn=dsn,
             schema=DEFAULT_SCHEMA if schema is None else schema,
@@ -143,7 +143,7 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
             self._connection: Connection = connect(self._settings)
             try:
                 self.outcome = open_schema(self._connection, self._settings.schema)
-                """``created`` or ``opened``: what opening did to the schema (PG-020)."""
+                """``created`` or ``opened``: what opening did to the schema (PGS-020)."""
             except BaseException:
                 self._connection.close()
                 raise
@@ -195,7 +195,7 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
 
     @contextlib.contextmanager
     def _gate(self, operation: str) -> Iterator[Connection]:
-        """Hold the handle's lock; replace a connection the server lost (PG-013)."""
+        """Hold the handle's lock; replace a connection the server lost (PGS-013)."""
         with self._lock:
             if self._closed:
                 raise StoreClosedError(f"{operation} on a closed store", requirement="CAP-003")
@@ -205,7 +205,7 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
             yield self._connection
 
     def _run(self, operation: str, body: Callable[[Connection], _T], *, write: bool = True) -> _T:
-        """PG-011, PG-012: ``body`` in one transaction, run again after a serialization failure."""
+        """PGS-011, PGS-012: ``body`` in one transaction, run again after a serialization failure."""
         failure: RetryableFailure | None = None
         for attempt in range(ATTEMPTS):
             if attempt:
@@ -225,7 +225,7 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
                     failure = error
         raise StoreConflictError(
             f"{operation}: still failing after {ATTEMPTS} attempts ({failure})",
-            requirement="PG-012",
+            requirement="PGS-012",
         )
 
     def _single(self, operation: str, body: Callable[[Connection], _T]) -> _T:
@@ -239,7 +239,7 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
         self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
     ) -> tuple[Envelope, ...]:
         def body(connection: Connection) -> tuple[Envelope, ...]:
-            # PG-010, LED-017: the lock first, then tombstone and head (LED-004: one transaction).
+            # PGS-010, LED-017: the lock first, then tombstone and head (LED-004: one transaction).
             transaction.lock(connection, (conversation_id,))
             return transaction.append_checked(connection, conversation_id, drafts, expected_head)
 
@@ -265,7 +265,7 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
         return self._export_contents(conversation_id)[0]
 
     def export_conversation(self, conversation_id: str) -> bytes:
-        """ARC-001, PG-031: the archive of one REPEATABLE READ snapshot, from the stored rows."""
+        """ARC-001, PGS-031: the archive of one REPEATABLE READ snapshot, from the stored rows."""
         check_identifier(conversation_id, "conversationId", "ENV-005")
 
         def body(connection: Connection) -> tuple[list[rows.StoredRow], dict[str, JsonValue]]:
@@ -287,7 +287,7 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
     def _export_contents(
         self, conversation_id: str
     ) -> tuple[Sequence[Envelope], dict[str, JsonValue]]:
-        """PG-031, TRN-107: events and the runtime companion in one snapshot."""
+        """PGS-031, TRN-107: events and the runtime companion in one snapshot."""
 
         def body(connection: Connection) -> tuple[list[Envelope], dict[str, JsonValue]]:
             events = [rows.envelope_of(row) for row in rows.export_rows(connection, conversation_id)]
@@ -300,9 +300,9 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
         cid = archive.conversation_id
 
         def body(connection: Connection) -> None:
-            # PG-032, ARC-013: one transaction into an empty log; a refusal rolls all of it back.
+            # PGS-032, ARC-013: one transaction into an empty log; a refusal rolls all of it back.
             transaction.lock(connection, (cid,))
-            runtime.refuse_purged(connection, cid)  # PG-041
+            runtime.refuse_purged(connection, cid)  # PGS-041
             head = rows.head_of(connection, cid)
             if head:
                 raise ConflictError(f"conversation {cid!r} already has {head} events",
@@ -319,11 +319,11 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
 
         self._run("import", body)
 
-    # -- runtime transitions, bounded reads and purge (PG-040 .. PG-045) ------------------------
+    # -- runtime transitions, bounded reads and purge (PGS-040 .. PGS-045) ------------------------
 
     def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft) -> Outcome:
         def body(connection: Connection) -> Outcome:
-            transaction.lock(connection, (conversation_id,))  # PG-040
+            transaction.lock(connection, (conversation_id,))  # PGS-040
             return runtime.transit(connection, conversation_id, transition, draft,
                                    append=transaction.append_event, probe=self._probe)
 
@@ -355,12 +355,12 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
         purged_at = self._clock()
 
         def body(connection: Connection) -> bool:
-            transaction.lock(connection, (conversation_id,))  # PG-044
+            transaction.lock(connection, (conversation_id,))  # PGS-044
             return runtime.purge(connection, conversation_id, purged_at)
 
         return self._run("purge", body)
 
-    # -- child links and schedules (capability fact_rows, PG-046) ---------------------------------
+    # -- child links and schedules (capability fact_rows, PGS-045) ---------------------------------
 
     def _write_fact_rows(
         self,

@@ -1,11 +1,11 @@
-"""The statements one write transaction of the PostgreSQL store runs (PG-010, PG-011, PG-046).
+"""The statements one write transaction of the PostgreSQL store runs (PGS-010, PGS-011, PGS-045).
 
 Every function here runs inside a transaction the store began (``store.py``)
 and commits or rolls back. :func:`lock` is the first statement of every write
 to a conversation: it makes sure the conversation's row of ``conversations``
 exists and locks it ``FOR UPDATE`` until the transaction ends, so writers of
 one conversation, from any handle, process or host, run one after the other,
-and each reads the head only once it holds the lock (PG-010). Writers of
+and each reads the head only once it holds the lock (PGS-010). Writers of
 different conversations never wait for each other.
 """
 
@@ -32,11 +32,11 @@ LOCK_ATTEMPTS = 3
 
 
 def lock(connection: Connection, conversation_ids: Iterable[str]) -> None:
-    """PG-010: lock the row of each conversation, in the byte order of their ids.
+    """PGS-010: lock the row of each conversation, in the byte order of their ids.
 
     Every transaction that locks several conversations (a fact row's parent and
     child) takes them in one global order, so two of them cannot deadlock on
-    each other (PG-012). A purge that deleted the row while this one waited
+    each other (PGS-012). A purge that deleted the row while this one waited
     makes the lock statement find nothing; the row is made again.
     """
     for conversation_id in sorted(set(conversation_ids), key=key):
@@ -46,7 +46,7 @@ def lock(connection: Connection, conversation_ids: Iterable[str]) -> None:
         else:
             raise StoreConflictError(
                 f"the row of {conversation_id!r} kept vanishing under concurrent purges",
-                requirement="PG-010",
+                requirement="PGS-010",
             )
 
 
@@ -58,8 +58,8 @@ def append_checked(
 ) -> tuple[Envelope, ...]:
     """LED-002 .. LED-005 inside a write transaction that holds the conversation's lock.
 
-    The tombstone is read first (PG-041); the head is read after the lock was
-    granted, so it is the head every earlier writer committed (PG-010).
+    The tombstone is read first (PGS-041); the head is read after the lock was
+    granted, so it is the head every earlier writer committed (PGS-010).
     """
     runtime.refuse_purged(connection, conversation_id)
     head = rows.head_of(connection, conversation_id)
@@ -76,7 +76,7 @@ def append_checked(
         )
     # LED-002: seqs are head+1.., in the order of the drafts. A concurrent
     # append of the same eventId to another conversation is refused by the
-    # unique constraint events_event_id_key (PG-004), translated to duplicate.
+    # unique constraint events_event_id_key (PGS-004), translated to duplicate.
     placed = tuple(
         Envelope.from_draft(draft, conversation_id, head + offset)
         for offset, draft in enumerate(drafts, start=1)
@@ -92,11 +92,11 @@ def append_event(
 
 
 def companions_of_conversation(connection: Connection, conversation_id: str) -> dict[str, JsonValue]:
-    """PG-031: the runtime companion, in the caller's snapshot (projections and spills: none)."""
+    """PGS-031: the runtime companion, in the caller's snapshot (projections and spills: none)."""
     return dict(companions_for(runtime_view.load_state(connection, conversation_id)))
 
 
-# -- child links and schedules (PG-046) ----------------------------------------------------------
+# -- child links and schedules (PGS-045) ----------------------------------------------------------
 
 UPSERT_CHILD = (
     "INSERT INTO children (parent_conversation_id, child_conversation_id, state,"
@@ -117,18 +117,18 @@ CHILD_LINKS = (
 SCHEDULES = "SELECT record FROM schedules WHERE conversation_id = %s ORDER BY schedule_id"
 
 FACT_READS = {"child_links": CHILD_LINKS, "schedules": SCHEDULES}
-"""The reads of the rows kept beside the ledger (PG-030: primary-key searches)."""
+"""The reads of the rows kept beside the ledger (PGS-030: primary-key searches)."""
 
 
 def fact_row_conversations(row: FactRow) -> tuple[str, ...]:
-    """The conversations whose rows a fact row's write locks (PG-046)."""
+    """The conversations whose rows a fact row's write locks (PGS-045)."""
     if isinstance(row, ChildLink):
         return row.parent_conversation_id, row.child_conversation_id
     return (row.conversation_id,)
 
 
 def upsert_fact_row(connection: Connection, row: FactRow) -> None:
-    """PG-046: insert or replace one child link or schedule, in the caller's transaction."""
+    """PGS-045: insert or replace one child link or schedule, in the caller's transaction."""
     record = codec.encode(row.to_json()).decode("utf-8")
     if isinstance(row, ChildLink):
         connection.execute(
