@@ -22,7 +22,7 @@ from convledger import MemoryStore
 from convledger.envelope import Envelope, EventDraft
 from convledger_conformance.cli import DEFAULT_STORE
 from convledger_conformance.registry import all_checks
-from convledger_conformance.requirements import active_ids, conformance_ids
+from convledger_conformance.requirements import conformance_ids
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = Path(sys.executable).with_name("convledger-conformance")

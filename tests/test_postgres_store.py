@@ -24,13 +24,15 @@ from convledger.runtime import Accept
 
 psycopg = pytest.importorskip("psycopg")
 
-from convledger.postgres import (  # noqa: E402 - after the skip without psycopg
+from convledger.postgres import (  # noqa: E402 - after the skip without psycopg  # noqa: E402
     CAPABILITIES,
     PostgresStore,
     drop_schema,
+    opening,
+    schema,
     schema_store_factory,
+    transaction,
 )
-from convledger.postgres import opening, schema, transaction  # noqa: E402
 
 STAMP = "2026-01-01T00:00:00Z"
 
@@ -115,7 +117,7 @@ def test_identifiers_are_bytea_and_rows_round_trip(make: Callable[..., PostgresS
     with raw(store) as connection:
         row = connection.execute("SELECT conversation_id, event_id, payload, ignorable"
                                  " FROM events").fetchone()
-    assert row[0] == cid.encode() and row[1] == "e\x001".encode()
+    assert row[0] == cid.encode() and row[1] == b"e\x001"
     assert row[2] == canonical.encode(placed[0].payload).decode() and row[3] is False
     reopened = store.reopen()
     assert reopened.export_conversation(cid) == reopened.export_conversation(cid)
@@ -168,8 +170,8 @@ def test_the_server_unreachable_and_a_lost_connection_are_unavailable(
     make: Callable[..., PostgresStore],
 ) -> None:
     """PGS-013, PGS-014: a closed port; a terminated backend, then a new connection."""
-    error = pytest.raises(LedgerError, PostgresStore, "postgresql://postgres@127.0.0.1:1/x",
-                          connect_timeout=1)
+    with pytest.raises(LedgerError) as error:
+        PostgresStore("postgresql://postgres@127.0.0.1:1/x", connect_timeout=1)
     assert error.value.kind == "unavailable"
     store = make()
     store.append("c", [draft("e1")])

@@ -66,7 +66,7 @@ def _drop_leftovers() -> None:
     for dsn, schema in left:
         try:
             drop_schema(dsn, schema)
-        except Exception:  # noqa: S112 - exiting: nothing more can be done about a dead server
+        except Exception:
             continue
 
 
@@ -102,7 +102,7 @@ _MEMBERS = frozenset(
 
 
 def open_located_store(argument: str) -> PostgresStore:
-    """Open the schema a locator's ``argument`` names, as the store class it names (LED-016).
+    """Open the schema a locator's ``argument`` names, as the store class it names (PGS-052).
 
     A malformed argument is refused with ``invalid_input``; a schema that does
     not exist (any more) with ``not_found``, since opening it would create an
@@ -126,7 +126,7 @@ def open_located_store(argument: str) -> PostgresStore:
         raise _malformed("statementTimeout must be a number of seconds or null")
     cls = _store_class(document["store"])
     if not _schema_exists(dsn, schema):
-        raise NotFoundError(f"no PostgreSQL store in schema {schema!r}", requirement="LED-016")
+        raise NotFoundError(f"no PostgreSQL store in schema {schema!r}", requirement="PGS-052")
     return cls(dsn, schema=schema, connect_timeout=float(timeouts[0]),
                lock_timeout=float(timeouts[1]),
                statement_timeout=None if statement is None else float(statement))

@@ -128,7 +128,7 @@ def problems(connection: Connection, name: str, version: int) -> tuple[list[str]
 
 
 def validate(connection: Connection, name: str, version: int) -> None:
-    """PGS-023: every object of the version exists with its shape; other objects are ignored."""
+    """PGS-023: every object of the version exists with its shape; PGS-006: others are ignored."""
     missing, altered = problems(connection, name, version)
     if missing:
         raise PartialSchemaError(

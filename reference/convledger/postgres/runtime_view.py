@@ -1,4 +1,4 @@
-"""The runtime's operational rows in PostgreSQL: bounded lookups and row writes (PGS-040 .. PGS-043).
+"""The runtime's rows in PostgreSQL: bounded lookups and row writes (PGS-040 .. PGS-043).
 
 :class:`PgRuntimeView` answers every lookup of
 :class:`~convledger.runtime.view.RuntimeView` with one statement on a primary
@@ -89,7 +89,7 @@ RUNTIME_READS = {
     "recoverable_after": RECOVERABLE_AFTER,
     "purged": PURGED,
 }
-"""Every statement of the bounded reads and of the transition view, by purpose (PGS-030, PGS-043)."""
+"""Every statement of the bounded reads and the transition view, by purpose (PGS-030, PGS-043)."""
 
 FIRST_CURSOR = (b"", 0)
 """The keyset position before every run: no conversation id is empty (ENV-005)."""

@@ -176,7 +176,8 @@ V1_OBJECTS: tuple[SchemaObject, ...] = (
         "runs_active",
         "CREATE INDEX runs_active ON runs (conversation_id, ordinal)"
         " WHERE state IN ('queued', 'running', 'interrupt_requested')",
-        f"CREATE INDEX runs_active ON runs USING btree (conversation_id, ordinal) WHERE ({_ACTIVE})",
+        "CREATE INDEX runs_active ON runs USING btree (conversation_id, ordinal)"
+        f" WHERE ({_ACTIVE})",
     ),
     _index(
         "runs_recoverable",

@@ -204,8 +204,10 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
                     self._connection = connect(self._settings)
             yield self._connection
 
-    def _run(self, operation: str, body: Callable[[Connection], _T], *, write: bool = True) -> _T:
-        """PGS-011, PGS-012: ``body`` in one transaction, run again after a serialization failure."""
+    def _run(
+        self, operation: str, body: Callable[[Connection], _T], *, write: bool = True
+    ) -> _T:
+        """PGS-011, PGS-012: ``body`` in one transaction, run again after a retryable failure."""
         failure: RetryableFailure | None = None
         for attempt in range(ATTEMPTS):
             if attempt:
@@ -290,7 +292,8 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
         """PGS-031, TRN-107: events and the runtime companion in one snapshot."""
 
         def body(connection: Connection) -> tuple[list[Envelope], dict[str, JsonValue]]:
-            events = [rows.envelope_of(row) for row in rows.export_rows(connection, conversation_id)]
+            stored = rows.export_rows(connection, conversation_id)
+            events = [rows.envelope_of(row) for row in stored]
             return events, transaction.companions_of_conversation(connection, conversation_id)
 
         return self._run("export", body, write=False)

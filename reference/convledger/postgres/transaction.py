@@ -91,7 +91,9 @@ def append_event(
     return append_checked(connection, conversation_id, drafts, None)
 
 
-def companions_of_conversation(connection: Connection, conversation_id: str) -> dict[str, JsonValue]:
+def companions_of_conversation(
+    connection: Connection, conversation_id: str
+) -> dict[str, JsonValue]:
     """PGS-031: the runtime companion, in the caller's snapshot (projections and spills: none)."""
     return dict(companions_for(runtime_view.load_state(connection, conversation_id)))
 
