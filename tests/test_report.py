@@ -30,7 +30,7 @@ from convledger_conformance.report import (
     Report,
     requirement_status,
 )
-from convledger_conformance.requirements import active_ids, conformance_ids
+from convledger_conformance.requirements import conformance_ids
 from convledger_conformance.runner import DECLARATION_CHECK, ProgressLine, run_suite
 
 
