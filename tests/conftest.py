@@ -195,3 +195,25 @@ def wire_event(
     wire.update(members)
     return wire
 
+
+
+@pytest.fixture(scope="session")
+def pg_dsn() -> str:
+    """The DSN of ``CONVLEDGER_PG_DSN`` (tests of chapter PGS), checked reachable.
+
+    Unreachable: a failure when ``CI`` is ``true`` (CI must never skip them), else a skip.
+    """
+    import os
+
+    psycopg = pytest.importorskip("psycopg", reason="CONVLEDGER_PG_DSN tests need psycopg")
+    from convledger.postgres import configured_dsn
+
+    dsn = configured_dsn()
+    try:
+        psycopg.connect(dsn, connect_timeout=3).close()
+    except psycopg.Error as error:
+        message = f"PostgreSQL at CONVLEDGER_PG_DSN={dsn!r} is unreachable: {error}".splitlines()
+        if os.environ.get("CI") == "true":
+            pytest.fail(message[0])
+        pytest.skip(message[0])
+    return dsn

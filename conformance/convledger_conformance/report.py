@@ -185,8 +185,12 @@ def requirement_results(
     checks: Sequence[CheckResult],
     declared: frozenset[Capability],
 ) -> tuple[RequirementResult, ...]:
-    """The status of every active requirement of ``index``, in index order (CAP-004)."""
-    active = [requirement for requirement in index if not requirement.retired]
+    """The status of every active conformance requirement of ``index``, in index order (CAP-004)."""
+    # Reference-only chapters (PGS) bind one reference store; no report lists them.
+    active = [
+        requirement for requirement in index
+        if not requirement.retired and not requirement.reference_only
+    ]
     covering: dict[str, list[CheckResult]] = {requirement.id: [] for requirement in active}
     for result in checks:
         for requirement_id in result.ids:

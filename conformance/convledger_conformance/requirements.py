@@ -27,6 +27,16 @@ _LEVELS = (("MUST", re.compile(r"\bMUST\b")), ("SHOULD", re.compile(r"\bSHOULD\b
 _MARKUP = re.compile(r"[`*]")
 
 
+REFERENCE_ONLY_CHAPTERS = frozenset({"postgres.md"})
+"""Chapters whose rules bind one reference store's engine (spec/README.md, Conventions).
+
+No capability of the closed table of chapter CAP singles such a store out, so
+no conformance check can be confined to it: its ids are not part of a
+conformance report (CAP-004) and each is named by a test of the reference
+instead (``tests/test_traceability.py``).
+"""
+
+
 @attrs.frozen
 class Requirement:
     """One normative sentence."""
@@ -36,6 +46,11 @@ class Requirement:
     level: str
     summary: str
     retired: bool = False
+
+    @property
+    def reference_only(self) -> bool:
+        """Whether the id binds one reference store only (:data:`REFERENCE_ONLY_CHAPTERS`)."""
+        return self.chapter in REFERENCE_ONLY_CHAPTERS
 
 
 def parse_chapter(path: Path) -> list[Requirement]:
@@ -95,6 +110,11 @@ def load_index() -> list[Requirement]:
 def active_ids() -> frozenset[str]:
     """Ids of every requirement that is not retired."""
     return frozenset(r.id for r in load_index() if not r.retired)
+
+
+def conformance_ids() -> frozenset[str]:
+    """Ids a conformance report gives a status: active and not reference-only (CAP-004)."""
+    return frozenset(r.id for r in load_index() if not r.retired and not r.reference_only)
 
 
 def main(argv: list[str] | None = None) -> int:

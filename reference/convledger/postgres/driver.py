@@ -1,0 +1,107 @@
+"""The driver of the PostgreSQL store, psycopg 3, imported only when a store is made.
+
+``convledger.postgres`` imports without psycopg installed: nothing here
+imports it at module level. :func:`psycopg_module` imports it when a store is
+constructed and, when it is missing, refuses with :class:`DriverMissingError`
+(``not_supported``), whose message names the extra that installs it
+(``pip install "convledger[postgres]"``).
+
+:func:`connect` opens one connection in autocommit mode: the store begins and
+ends every transaction itself (``BEGIN``, ``COMMIT``, ``ROLLBACK``), as the
+SQLite store does, and sets the connection's ``search_path`` to the store's
+schema so that every statement names its tables unqualified (PGS-002).
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from convledger.errors import NotSupportedError
+
+if TYPE_CHECKING:
+    import psycopg
+
+    Connection = psycopg.Connection[tuple[Any, ...]]
+    """One connection of the store (rows as tuples)."""
+
+EXTRA = "postgres"
+"""The optional dependency group that installs the driver (pyproject.toml)."""
+INSTALL = f'pip install "convledger[{EXTRA}]"'
+
+
+class DriverMissingError(NotSupportedError):
+    """psycopg 3 is not installed; the message names the extra that installs it."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(
+            f"the PostgreSQL store needs psycopg 3 ({detail}); install it with: {INSTALL}",
+            requirement="PGS-001",
+            capability="ledger",
+        )
+
+
+def psycopg_module() -> ModuleType:
+    """``psycopg``, imported now; :class:`DriverMissingError` when it is not installed."""
+    try:
+        return importlib.import_module("psycopg")
+    except ImportError as error:
+        raise DriverMissingError(str(error)) from error
+
+
+@attrs.frozen
+class Settings:
+    """What opening a connection needs; the same for every handle of one store."""
+
+    dsn: str
+    schema: str
+    connect_timeout: float
+    lock_timeout: float
+    statement_timeout: float | None
+
+    def to_json(self) -> dict[str, object]:
+        """The settings that travel in a locator (LED-016)."""
+        return {
+            "dsn": self.dsn,
+            "schema": self.schema,
+            "connectTimeout": self.connect_timeout,
+            "lockTimeout": self.lock_timeout,
+            "statementTimeout": self.statement_timeout,
+        }
+
+
+def connect(settings: Settings) -> Connection:
+    """A new autocommit connection whose ``search_path`` is the store's schema (PGS-002).
+
+    ``lock_timeout`` bounds the wait for a conversation's row lock (PGS-011);
+    ``statement_timeout``, when set, bounds every statement (PGS-013). The
+    caller runs this inside the driver boundary, which makes a server that
+    cannot be reached ``unavailable``.
+    """
+    psycopg = psycopg_module()
+    connection: Connection = psycopg.connect(
+        settings.dsn,
+        autocommit=True,
+        connect_timeout=max(1, round(settings.connect_timeout)),
+    )
+    try:
+        sql = psycopg.sql
+        connection.execute(
+            sql.SQL("SET search_path TO {}").format(sql.Identifier(settings.schema))
+        )
+        connection.execute(
+            "SELECT set_config('lock_timeout', %s, false)",
+            (f"{round(settings.lock_timeout * 1000)}ms",),
+        )
+        if settings.statement_timeout is not None:
+            connection.execute(
+                "SELECT set_config('statement_timeout', %s, false)",
+                (f"{round(settings.statement_timeout * 1000)}ms",),
+            )
+    except BaseException:
+        connection.close()
+        raise
+    return connection

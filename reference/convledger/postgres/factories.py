@@ -1,0 +1,159 @@
+"""Factories and the locator's opener of the PostgreSQL store (LED-016, PGS-051).
+
+A conformance run takes a factory, never a shared instance: each Hypothesis
+example gets its own store. :func:`new_schema_store` makes each store in a
+fresh schema ``convledger_test_<uuid>`` of the database ``CONVLEDGER_PG_DSN``
+names (default :data:`DEFAULT_DSN`) and drops that schema when the store
+closes (``reopen`` hands the duty to the reopened handle). Schemas a process
+made and did not drop (a store never closed) are dropped when it exits, so a
+run leaves the server as it found it.
+
+:func:`open_located_store` is the opener a store's locator names: the JSON
+argument ``{"store", "dsn", "schema", "connectTimeout", "lockTimeout",
+"statementTimeout"}`` of :meth:`PostgresStore.locator`. A locator carries the
+DSN, so it is trusted configuration (as ``--store`` is).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import json
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from convledger.errors import InvalidInputError, NotFoundError
+from convledger.postgres.driver import psycopg_module
+from convledger.postgres.errors import driver_boundary
+from convledger.postgres.schema import RELATIONS
+from convledger.postgres.store import PostgresStore
+
+DSN_VARIABLE = "CONVLEDGER_PG_DSN"
+DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+SCHEMA_PREFIX = "convledger_test_"
+
+StoreMaker = Callable[[], PostgresStore]
+
+_LIVE: set[tuple[str, str]] = set()
+"""(dsn, schema) of every schema this process made and has not dropped yet."""
+_LIVE_LOCK = threading.Lock()
+
+
+def configured_dsn() -> str:
+    """The DSN of ``CONVLEDGER_PG_DSN``, or :data:`DEFAULT_DSN`."""
+    return os.environ.get(DSN_VARIABLE) or DEFAULT_DSN
+
+
+def drop_schema(dsn: str, schema: str) -> None:
+    """Drop ``schema`` and everything in it (a test schema, when its store closes)."""
+    psycopg = psycopg_module()
+    sql = psycopg.sql
+    with driver_boundary("drop schema"), psycopg.connect(dsn, autocommit=True,
+                                                         connect_timeout=5) as connection:
+        connection.execute("SET lock_timeout = '30s'")
+        connection.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+            sql.Identifier(schema)))
+    with _LIVE_LOCK:
+        _LIVE.discard((dsn, schema))
+
+
+def _drop_leftovers() -> None:
+    with _LIVE_LOCK:
+        left = sorted(_LIVE)
+    for dsn, schema in left:
+        try:
+            drop_schema(dsn, schema)
+        except Exception:
+            continue
+
+
+atexit.register(_drop_leftovers)
+
+
+def schema_store_factory(dsn: str | None = None, **options: Any) -> StoreMaker:
+    """A maker of stores, each in a new schema of ``dsn`` dropped when it closes."""
+
+    def make() -> PostgresStore:
+        target = configured_dsn() if dsn is None else dsn
+        schema = f"{SCHEMA_PREFIX}{uuid.uuid4().hex}"
+        with _LIVE_LOCK:
+            _LIVE.add((target, schema))
+        try:
+            return PostgresStore(target, schema=schema,
+                                 on_close=lambda: drop_schema(target, schema), **options)
+        except BaseException:
+            drop_schema(target, schema)
+            raise
+
+    return make
+
+
+def new_schema_store() -> PostgresStore:
+    """A fresh store in a new schema: ``--store convledger.postgres:new_schema_store``."""
+    return schema_store_factory()()
+
+
+_MEMBERS = frozenset(
+    {"store", "dsn", "schema", "connectTimeout", "lockTimeout", "statementTimeout"}
+)
+
+
+def open_located_store(argument: str) -> PostgresStore:
+    """Open the schema a locator's ``argument`` names, as the store class it names (PGS-052).
+
+    A malformed argument is refused with ``invalid_input``; a schema that does
+    not exist (any more) with ``not_found``, since opening it would create an
+    empty store instead of reaching the one the locator was made for.
+    """
+    try:
+        document = json.loads(argument)
+    except (TypeError, ValueError) as error:
+        raise _malformed(f"the argument is not JSON text: {error}") from error
+    if not isinstance(document, dict) or set(document) != _MEMBERS:
+        raise _malformed(f"the argument must be an object with exactly {sorted(_MEMBERS)}")
+    dsn, schema = document["dsn"], document["schema"]
+    if not isinstance(dsn, str) or not isinstance(schema, str) or not schema:
+        raise _malformed("dsn and schema must be text")
+    timeouts = [document[name] for name in ("connectTimeout", "lockTimeout")]
+    statement = document["statementTimeout"]
+    if any(isinstance(value, bool) or not isinstance(value, (int, float)) for value in timeouts):
+        raise _malformed("connectTimeout and lockTimeout must be numbers of seconds")
+    if statement is not None and (isinstance(statement, bool)
+                                  or not isinstance(statement, (int, float))):
+        raise _malformed("statementTimeout must be a number of seconds or null")
+    cls = _store_class(document["store"])
+    if not _schema_exists(dsn, schema):
+        raise NotFoundError(f"no PostgreSQL store in schema {schema!r}", requirement="PGS-052")
+    return cls(dsn, schema=schema, connect_timeout=float(timeouts[0]),
+               lock_timeout=float(timeouts[1]),
+               statement_timeout=None if statement is None else float(statement))
+
+
+def _schema_exists(dsn: str, schema: str) -> bool:
+    psycopg = psycopg_module()
+    with driver_boundary("open located"), psycopg.connect(dsn, autocommit=True,
+                                                          connect_timeout=5) as connection:
+        return connection.execute(RELATIONS, {"schema": schema}).fetchone() is not None
+
+
+def _store_class(name: object) -> type[PostgresStore]:
+    if not isinstance(name, str) or name.count(":") != 1:
+        raise _malformed(f"store must be 'module:class', got {name!r}")
+    module_name, qualname = name.split(":")
+    try:
+        found: object = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError, ValueError) as error:
+        raise _malformed(f"store {name!r} cannot be imported: {error}") from error
+    if not isinstance(found, type) or not issubclass(found, PostgresStore):
+        raise _malformed(f"store {name!r} is not a PostgreSQL store class")
+    return found
+
+
+def _malformed(message: str) -> InvalidInputError:
+    return InvalidInputError(f"open_located_store: {message}", requirement="LED-016",
+                             field="argument")

@@ -1,0 +1,158 @@
+"""Ledger rows in PostgreSQL: the statements that touch ``events`` and the row codec (PGS-003).
+
+An envelope is stored member for member: the identifiers (conversationId,
+eventId, kind) as their UTF-8 bytes in ``bytea`` (see ``schema.py``),
+``occurred_at`` as the exact text received, ``payload`` as its canonical JSON
+text, ``ignorable`` as a boolean; reading a row gives back the same canonical
+bytes (ENV-011).
+
+Every statement that reads the ledger is named in :data:`LEDGER_READS`, so a
+test can ask the server for its plan and prove that it is an index scan, never
+a sequential scan of ``events`` (PGS-030).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from convledger import canonical, codec
+from convledger.envelope import Envelope
+
+if TYPE_CHECKING:
+    from convledger.postgres.driver import Connection
+
+MAX_SEQ = canonical.MAX_SAFE_INTEGER
+"""The largest seq an envelope may carry (ENV-006)."""
+
+_COLUMNS = "conversation_id, seq, event_id, kind, schema_version, occurred_at, payload, ignorable"
+
+READ_WINDOW = (
+    f"SELECT {_COLUMNS} FROM events"
+    " WHERE conversation_id = %s AND seq >= %s AND seq <= %s ORDER BY seq LIMIT %s"
+)
+"""LED-008: one bounded keyset window of one conversation (index ``events_pkey``)."""
+
+READ_HEAD = "SELECT seq FROM events WHERE conversation_id = %s ORDER BY seq DESC LIMIT 1"
+"""LED-012: the last seq of one conversation (``events_pkey``, backward)."""
+
+FIND_EVENT_IDS = "SELECT event_id FROM events WHERE event_id = ANY(%s) LIMIT 1"
+"""LED-003: one of these eventIds stored anywhere (index ``events_event_id_key``)."""
+
+EXPORT_EVENTS = f"SELECT {_COLUMNS} FROM events WHERE conversation_id = %s ORDER BY seq"
+"""ARC-001: every event of one conversation, in seq order (``events_pkey``)."""
+
+LOCK_CONVERSATION = (
+    "INSERT INTO conversations (conversation_id) VALUES (%s) ON CONFLICT DO NOTHING"
+)
+SELECT_FOR_UPDATE = "SELECT 1 FROM conversations WHERE conversation_id = %s FOR UPDATE"
+"""PGS-010: make sure the conversation's row exists, then lock it until the transaction ends."""
+
+INSERT_EVENT = f"INSERT INTO events ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+
+LEDGER_READS = {
+    "read_window": READ_WINDOW,
+    "head": READ_HEAD,
+    "find_event_ids": FIND_EVENT_IDS,
+    "export": EXPORT_EVENTS,
+    "select_for_update": SELECT_FOR_UPDATE,
+}
+"""Every statement that reads the ledger's tables, by purpose (PGS-030)."""
+
+Row = tuple[bytes, int, bytes, bytes, int, str, str, bool]
+StoredRow = tuple[str, int, str, str, int, str, str, int]
+"""The row shape :func:`convledger.codec.encode_stored` takes (the SQLite store's)."""
+
+
+def key(text: str) -> bytes:
+    """An identifier as stored: its UTF-8 bytes (PGS-003)."""
+    return text.encode("utf-8")
+
+
+def text_of(value: object) -> str:
+    """A stored identifier as text; a cell that is not ``bytea`` is corrupt."""
+    if isinstance(value, memoryview):
+        value = bytes(value)
+    if not isinstance(value, bytes):
+        from convledger.errors import IntegrityError
+
+        raise IntegrityError(f"an identifier cell holds {type(value).__name__}, not bytea",
+                             requirement="PGS-003")
+    return value.decode("utf-8")
+
+
+def event_row(envelope: Envelope) -> Row:
+    """The column values of one envelope (PGS-003)."""
+    return (
+        key(envelope.conversation_id),
+        envelope.seq,
+        key(envelope.event_id),
+        key(envelope.kind),
+        envelope.schema_version,
+        envelope.occurred_at,
+        codec.encode(envelope.payload).decode("utf-8"),
+        envelope.ignorable,
+    )
+
+
+def stored_row(row: Sequence[Any]) -> StoredRow:
+    """A fetched row as text, in the shape of :data:`StoredRow`."""
+    conversation_id, seq, event_id, kind, schema_version, occurred_at, payload, ignorable = row
+    return (text_of(conversation_id), int(seq), text_of(event_id), text_of(kind),
+            int(schema_version), str(occurred_at), str(payload), 1 if ignorable else 0)
+
+
+def envelope_of(row: Sequence[Any]) -> Envelope:
+    """The envelope one fetched row stores (PGS-003)."""
+    cid, seq, event_id, kind, schema_version, occurred_at, payload, ignorable = stored_row(row)
+    return Envelope(
+        schema_version=schema_version,
+        event_id=event_id,
+        conversation_id=cid,
+        seq=seq,
+        kind=kind,
+        occurred_at=occurred_at,
+        payload=codec.decode_stored(payload),
+        ignorable=ignorable == 1,
+    )
+
+
+def lock_conversation(connection: Connection, conversation_id: str) -> bool:
+    """PGS-010: the conversation's row, locked FOR UPDATE; False if a purge removed it meanwhile."""
+    connection.execute(LOCK_CONVERSATION, (key(conversation_id),))
+    return connection.execute(SELECT_FOR_UPDATE, (key(conversation_id),)).fetchone() is not None
+
+
+def head_of(connection: Connection, conversation_id: str) -> int:
+    """LED-012 on an open connection: the last seq, 0 when there is none."""
+    found = connection.execute(READ_HEAD, (key(conversation_id),)).fetchone()
+    return 0 if found is None else int(found[0])
+
+
+def first_stored_event_id(connection: Connection, event_ids: Iterable[str]) -> str | None:
+    """One of ``event_ids`` already stored anywhere, or None (LED-003, ARC-010)."""
+    wanted = [key(event_id) for event_id in event_ids]
+    found = connection.execute(FIND_EVENT_IDS, (wanted,)).fetchone()
+    return None if found is None else text_of(found[0])
+
+
+def insert_placed(connection: Connection, envelopes: Iterable[Envelope]) -> tuple[Envelope, ...]:
+    """Store envelopes as they are and return them as read back from their rows (LED-014)."""
+    stored = [event_row(envelope) for envelope in envelopes]
+    with connection.cursor() as cursor:
+        cursor.executemany(INSERT_EVENT, stored)
+    return tuple(envelope_of(row) for row in stored)
+
+
+def read_window(
+    connection: Connection, conversation_id: str, from_seq: int, to_seq: int, limit: int
+) -> list[Envelope]:
+    """LED-008: up to ``limit`` envelopes with ``from_seq <= seq <= to_seq``, by seq."""
+    found = connection.execute(READ_WINDOW, (key(conversation_id), from_seq, to_seq, limit))
+    return [envelope_of(row) for row in found.fetchall()]
+
+
+def export_rows(connection: Connection, conversation_id: str) -> list[StoredRow]:
+    """ARC-001: every row of one conversation as text; the caller holds the snapshot."""
+    found = connection.execute(EXPORT_EVENTS, (key(conversation_id),)).fetchall()
+    return [stored_row(row) for row in found]

@@ -1,0 +1,170 @@
+"""The statements one write transaction of the PostgreSQL store runs (PGS-010, PGS-011, PGS-045).
+
+Every function here runs inside a transaction the store began (``store.py``)
+and commits or rolls back. :func:`lock` is the first statement of every write
+to a conversation: it makes sure the conversation's row of ``conversations``
+exists and locks it ``FOR UPDATE`` until the transaction ends, so writers of
+one conversation, from any handle, process or host, run one after the other,
+and each reads the head only once it holds the lock (PGS-010). Writers of
+different conversations never wait for each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from convledger import canonical, codec
+from convledger.canonical import JsonValue
+from convledger.envelope import Envelope, EventDraft
+from convledger.errors import ConflictError, DuplicateError
+from convledger.host.rows import ChildLink, FactRow, ScheduleRow
+from convledger.postgres import rows, runtime, runtime_view
+from convledger.postgres.errors import StoreConflictError
+from convledger.postgres.rows import key
+from convledger.runtime.companion import companions_for
+
+if TYPE_CHECKING:
+    from convledger.postgres.driver import Connection
+
+LOCK_ATTEMPTS = 3
+"""How often :func:`lock` recreates a row that a purge deleted while it waited."""
+
+
+def lock(connection: Connection, conversation_ids: Iterable[str]) -> None:
+    """PGS-010: lock the row of each conversation, in the byte order of their ids.
+
+    Every transaction that locks several conversations (a fact row's parent and
+    child) takes them in one global order, so two of them cannot deadlock on
+    each other (PGS-012). A purge that deleted the row while this one waited
+    makes the lock statement find nothing; the row is made again.
+    """
+    for conversation_id in sorted(set(conversation_ids), key=key):
+        for _ in range(LOCK_ATTEMPTS):
+            if rows.lock_conversation(connection, conversation_id):
+                break
+        else:
+            raise StoreConflictError(
+                f"the row of {conversation_id!r} kept vanishing under concurrent purges",
+                requirement="PGS-010",
+            )
+
+
+def append_checked(
+    connection: Connection,
+    conversation_id: str,
+    drafts: tuple[EventDraft, ...],
+    expected_head: int | None,
+) -> tuple[Envelope, ...]:
+    """LED-002 .. LED-005 inside a write transaction that holds the conversation's lock.
+
+    The tombstone is read first (PGS-041); the head is read after the lock was
+    granted, so it is the head every earlier writer committed (PGS-010).
+    """
+    runtime.refuse_purged(connection, conversation_id)
+    head = rows.head_of(connection, conversation_id)
+    if expected_head is not None and expected_head != head:
+        raise ConflictError(
+            f"expected head {expected_head}, the ledger is at {head}",
+            requirement="LED-005",
+            actual=head,  # ERR-005: the head the store actually holds
+        )
+    stored = rows.first_stored_event_id(connection, (draft.event_id for draft in drafts))
+    if stored is not None:
+        raise DuplicateError(
+            f"eventId {stored!r} already exists", requirement="LED-003", identity=stored
+        )
+    # LED-002: seqs are head+1.., in the order of the drafts. A concurrent
+    # append of the same eventId to another conversation is refused by the
+    # unique constraint events_event_id_key (PGS-004), translated to duplicate.
+    placed = tuple(
+        Envelope.from_draft(draft, conversation_id, head + offset)
+        for offset, draft in enumerate(drafts, start=1)
+    )
+    return rows.insert_placed(connection, placed)
+
+
+def append_event(
+    connection: Connection, conversation_id: str, drafts: tuple[EventDraft, ...]
+) -> tuple[Envelope, ...]:
+    """A transition's event, by the append path: seq head+1, eventId unique (TRN-008)."""
+    return append_checked(connection, conversation_id, drafts, None)
+
+
+def companions_of_conversation(
+    connection: Connection, conversation_id: str
+) -> dict[str, JsonValue]:
+    """PGS-031: the runtime companion, in the caller's snapshot (projections and spills: none)."""
+    return dict(companions_for(runtime_view.load_state(connection, conversation_id)))
+
+
+# -- child links and schedules (PGS-045) ----------------------------------------------------------
+
+UPSERT_CHILD = (
+    "INSERT INTO children (parent_conversation_id, child_conversation_id, state,"
+    " seed_upto_seq, record) VALUES (%s, %s, %s, %s, %s)"
+    " ON CONFLICT (parent_conversation_id, child_conversation_id)"
+    " DO UPDATE SET state = excluded.state, record = excluded.record"
+)
+UPSERT_SCHEDULE = (
+    "INSERT INTO schedules (conversation_id, schedule_id, next_at, state, record)"
+    " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (conversation_id, schedule_id)"
+    " DO UPDATE SET next_at = excluded.next_at, state = excluded.state,"
+    " record = excluded.record"
+)
+CHILD_LINKS = (
+    "SELECT record FROM children WHERE parent_conversation_id = %s"
+    " ORDER BY child_conversation_id"
+)
+SCHEDULES = "SELECT record FROM schedules WHERE conversation_id = %s ORDER BY schedule_id"
+
+FACT_READS = {"child_links": CHILD_LINKS, "schedules": SCHEDULES}
+"""The reads of the rows kept beside the ledger (PGS-030: primary-key searches)."""
+
+
+def fact_row_conversations(row: FactRow) -> tuple[str, ...]:
+    """The conversations whose rows a fact row's write locks (PGS-045)."""
+    if isinstance(row, ChildLink):
+        return row.parent_conversation_id, row.child_conversation_id
+    return (row.conversation_id,)
+
+
+def upsert_fact_row(connection: Connection, row: FactRow) -> None:
+    """PGS-045: insert or replace one child link or schedule, in the caller's transaction."""
+    record = codec.encode(row.to_json()).decode("utf-8")
+    if isinstance(row, ChildLink):
+        connection.execute(
+            UPSERT_CHILD,
+            (key(row.parent_conversation_id), key(row.child_conversation_id), row.state,
+             row.seed_upto_seq, record),
+        )
+        return
+    connection.execute(
+        UPSERT_SCHEDULE,
+        (key(row.conversation_id), key(row.schedule_id), row.next_at, row.state, record),
+    )
+
+
+def load_fact_rows(connection: Connection, table: str, conversation_id: str) -> tuple[FactRow, ...]:
+    """The child links of a parent (by child id) or the schedules of a conversation (by id)."""
+    if table == "children":
+        found = connection.execute(CHILD_LINKS, (key(conversation_id),)).fetchall()
+        return tuple(_child_link(canonical.decode(str(item[0]).encode())) for item in found)
+    found = connection.execute(SCHEDULES, (key(conversation_id),)).fetchall()
+    return tuple(_schedule(canonical.decode(str(item[0]).encode())) for item in found)
+
+
+def _child_link(record: object) -> ChildLink:
+    assert isinstance(record, dict)
+    return ChildLink(
+        record["parentConversationId"], record["childConversationId"], record["state"],
+        record["seedUptoSeq"], record["budget"],
+    )
+
+
+def _schedule(record: object) -> ScheduleRow:
+    assert isinstance(record, dict)
+    return ScheduleRow(
+        record["conversationId"], record["id"], record["kind"], record["nextAt"],
+        record["state"], record["occurrence"],
+    )
