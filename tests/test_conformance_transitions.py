@@ -75,7 +75,7 @@ def test_transition_checks_pass_on_the_reference_store_at_ci() -> None:
     """Every TRN and purge check, machines included, passes on MemoryStore at ci."""
     report = run_suite(MemoryStore, profile="ci", checks=TRN_CHECKS, derandomize=True)
     failed = {r.name: r.detail for r in report.checks if r.status == FAILED}
-    assert failed == {}
+    assert failed == {}, "\n\n".join(f"{name}:\n{detail}" for name, detail in failed.items())
     assert {c.name for c in TRN_CHECKS} <= {r.name for r in report.checks if r.status == PASSED}
 
 
