@@ -26,6 +26,7 @@ import contextlib
 import os
 import re
 import sqlite3
+import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -177,7 +178,7 @@ def open_database(settings: Settings, registry: KindRegistry) -> Opened:
             connection = connect(settings)
             opened = _settle(connection, settings, registry)
             if not settings.read_only and not settings.in_memory:
-                _use_wal(connection)
+                _use_wal(connection, settings.busy_timeout)
     except BaseException:
         if connection is not None:
             connection.close()
@@ -379,8 +380,25 @@ def _unavailable() -> Fts5UnavailableError:
     )
 
 
-def _use_wal(connection: sqlite3.Connection) -> None:
-    mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+def _use_wal(connection: sqlite3.Connection, busy_timeout: float) -> None:
+    """SQL-042: WAL, waiting up to the busy timeout for another opener to finish.
+
+    Switching a rollback-journal file (version 1) to WAL needs the exclusive
+    lock. When another handle holds the write lock of its own open (migrating
+    the same file) and waits to commit, SQLite answers this connection
+    ``SQLITE_BUSY`` at once instead of calling the busy handler, since both
+    waiting would deadlock; so the switch is tried again, after the other
+    handle has committed, until the busy timeout (SQL-030, SQL-041).
+    """
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            break
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
     if str(mode).lower() != "wal":
         raise StorageFailureError(
             f"could not switch the database to WAL (journal mode is {mode!r})",
