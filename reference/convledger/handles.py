@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
 import attrs
 
@@ -123,6 +123,35 @@ def open_located(locator: StoreLocator) -> LedgerStore:
         raise _malformed(f"{locator.opener!r} returned {type(store).__name__}, not a store",
                          "opener")
     return store
+
+
+_Store = TypeVar("_Store", bound=type)
+
+
+def store_class(name: object, base: _Store, opener: str) -> _Store:
+    """The store class a locator's argument names as ``module:qualname``; a subclass of ``base``.
+
+    For openers whose argument names the class to open the store as (so a
+    subclass opens as itself in another process); anything else is refused
+    with ``invalid_input`` naming ``opener`` (LED-016).
+    """
+    if not isinstance(name, str) or name.count(":") != 1:
+        raise _argument(opener, f"store must be 'module:class', got {name!r}")
+    module_name, qualname = name.split(":")
+    try:
+        found: object = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError, ValueError) as error:
+        raise _argument(opener, f"store {name!r} cannot be imported: {error}") from error
+    if not isinstance(found, type) or not issubclass(found, base):
+        raise _argument(opener, f"store {name!r} is not a {base.__name__} class")
+    return cast(_Store, found)
+
+
+def _argument(opener: str, message: str) -> InvalidInputError:
+    return InvalidInputError(f"{opener}: {message}", requirement=LOCATOR_REQUIREMENT,
+                             field="argument")
 
 
 def _dotted(text: str) -> bool:

@@ -17,7 +17,6 @@ DSN, so it is trusted configuration (as ``--store`` is).
 from __future__ import annotations
 
 import atexit
-import importlib
 import json
 import os
 import threading
@@ -26,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from convledger.errors import InvalidInputError, NotFoundError
+from convledger.handles import store_class
 from convledger.postgres.driver import psycopg_module
 from convledger.postgres.errors import driver_boundary
 from convledger.postgres.schema import RELATIONS
@@ -124,7 +124,7 @@ def open_located_store(argument: str) -> PostgresStore:
     if statement is not None and (isinstance(statement, bool)
                                   or not isinstance(statement, (int, float))):
         raise _malformed("statementTimeout must be a number of seconds or null")
-    cls = _store_class(document["store"])
+    cls = store_class(document["store"], PostgresStore, "open_located_store")
     if not _schema_exists(dsn, schema):
         raise NotFoundError(f"no PostgreSQL store in schema {schema!r}", requirement="PGS-052")
     return cls(dsn, schema=schema, connect_timeout=float(timeouts[0]),
@@ -137,21 +137,6 @@ def _schema_exists(dsn: str, schema: str) -> bool:
     with driver_boundary("open located"), psycopg.connect(dsn, autocommit=True,
                                                           connect_timeout=5) as connection:
         return connection.execute(RELATIONS, {"schema": schema}).fetchone() is not None
-
-
-def _store_class(name: object) -> type[PostgresStore]:
-    if not isinstance(name, str) or name.count(":") != 1:
-        raise _malformed(f"store must be 'module:class', got {name!r}")
-    module_name, qualname = name.split(":")
-    try:
-        found: object = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            found = getattr(found, part)
-    except (ImportError, AttributeError, ValueError) as error:
-        raise _malformed(f"store {name!r} cannot be imported: {error}") from error
-    if not isinstance(found, type) or not issubclass(found, PostgresStore):
-        raise _malformed(f"store {name!r} is not a PostgreSQL store class")
-    return found
 
 
 def _malformed(message: str) -> InvalidInputError:

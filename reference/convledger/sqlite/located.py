@@ -11,11 +11,11 @@ process opens with its defaults.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 
 from convledger.errors import InvalidInputError, NotFoundError
+from convledger.handles import store_class
 from convledger.sqlite.store import SqliteStore
 
 _MEMBERS = frozenset({"store", "path", "synchronous", "busyTimeout"})
@@ -43,25 +43,10 @@ def open_file_store(argument: str) -> SqliteStore:
         raise _malformed(f"synchronous must be text, got {synchronous!r}")
     if isinstance(busy_timeout, bool) or not isinstance(busy_timeout, (int, float)):
         raise _malformed(f"busyTimeout must be a number of seconds, got {busy_timeout!r}")
-    cls = _store_class(store)
+    cls = store_class(store, SqliteStore, "open_file_store")
     if not os.path.exists(path):
         raise NotFoundError(f"no SQLite store at {path!r}", requirement="LED-016")
     return cls(path, synchronous=synchronous, busy_timeout=float(busy_timeout))
-
-
-def _store_class(name: object) -> type[SqliteStore]:
-    if not isinstance(name, str) or name.count(":") != 1:
-        raise _malformed(f"store must be 'module:class', got {name!r}")
-    module_name, qualname = name.split(":")
-    try:
-        found: object = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            found = getattr(found, part)
-    except (ImportError, AttributeError, ValueError) as error:
-        raise _malformed(f"store {name!r} cannot be imported: {error}") from error
-    if not isinstance(found, type) or not issubclass(found, SqliteStore):
-        raise _malformed(f"store {name!r} is not an SQLite store class")
-    return found
 
 
 def _malformed(message: str) -> InvalidInputError:
