@@ -31,7 +31,8 @@ from convledger_conformance.report import (
     requirement_status,
 )
 from convledger_conformance.requirements import conformance_ids
-from convledger_conformance.runner import DECLARATION_CHECK, ProgressLine, run_suite
+from convledger_conformance.runner import DECLARATION_CHECK, run_suite
+from convledger_conformance.runsettings import ProgressLine
 
 
 def make(

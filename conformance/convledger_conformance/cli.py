@@ -4,26 +4,36 @@
 
     convledger-conformance [--store MODULE:FACTORY | --command "CMD ARGS"]
                            [--timeout SECONDS] [--profile smoke|ci|thorough]
-                           [--derandomize] [--no-shrink] [--json PATH] [--junit PATH]
-                           [--list]
+                           [-k EXPR] [--chapter LED[,TRN]] [--require CAP[,CAP]]
+                           [--seed N | --derandomize] [--no-shrink]
+                           [--json PATH] [--junit PATH] [--record-failures DIR]
+                           [--list] [--version]
+    convledger-conformance replay TRACE.json [--store MODULE:FACTORY | --command CMD]
 
 Without ``--store`` it validates the embedded reference store
-(:data:`DEFAULT_STORE`). ``MODULE:FACTORY`` names a zero-argument callable
+(:data:`DEFAULT_STORE`). ``MODULE:FACTORY`` is imported with the working
+directory first on ``sys.path``, as pytest does, and names a zero-argument callable
 returning a fresh, empty store; it is called once per Hypothesis example.
 ``--command`` runs the same checks against a store in another process, in any
 language, that speaks the wire protocol (spec chapter ``wire.md``) on its
 standard input and output: the command is split as a POSIX shell would
 (without running a shell), started once, and asked for a new store per example
 (:class:`~convledger_conformance.wire.client.WireStoreFactory`). A server that
-cannot start exits 2; one that hangs longer than ``--timeout`` on a reply, or
+cannot start exits 3; one that hangs longer than ``--timeout`` on a reply, or
 exits, fails the checks it was serving.
 
-Exit codes:
+``-k`` and ``--chapter`` select checks (:mod:`convledger_conformance.selection`);
+``--seed`` derives each check's seed (a run without it draws one and prints
+it); each failed check's report ends in the command line that repeats it
+alone. ``replay`` runs one trace vector file (``--record-failures`` writes
+them) against a store (:mod:`convledger_conformance.replay_command`).
 
-- 0: nothing failed (``not_run`` requirements are reported, never counted as passed);
-- 1: at least one check failed;
-- 2: usage error (an unknown option, a factory that cannot be loaded, a report
-  that cannot be written).
+Exit codes (:data:`EXIT_CODES`): 0 nothing failed (``not_run`` requirements are
+reported, never counted as passed); 1 at least one check failed; 2 usage
+error (an unknown option, a factory that cannot be loaded, a report that
+cannot be written); 3 the ``--command`` server could not be started; 4 the
+factory's stores are not new and empty, so the run stopped after its first
+check (CAP-005); 5 the store does not declare a capability ``--require`` names.
 """
 
 from __future__ import annotations
@@ -31,19 +41,43 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
+import secrets
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, cast
 
+import attrs
+
+import convledger
+from convledger.store import Capability
 from convledger_conformance.profiles import PROFILES
-from convledger_conformance.registry import StoreFactory, all_checks
-from convledger_conformance.runner import run_suite
+from convledger_conformance.registry import Check, StoreFactory, all_checks
+from convledger_conformance.report import FAILED
+from convledger_conformance.requirements import SPEC_VERSION, load_index
+from convledger_conformance.runner import FRESH_CHECK, read_declaration, run_suite
+from convledger_conformance.runsettings import SEED_BITS
+from convledger_conformance.selection import SelectionError, chapters_of, prefix, select
 from convledger_conformance.wire.client import WireStoreFactory
 from convledger_conformance.wire.connection import DEFAULT_TIMEOUT, WireError
 
 DEFAULT_STORE: Final = "convledger.sqlite:new_file_store"
 """The store validated when no ``--store`` is given: the embedded reference store."""
+
+EXIT_CODES: Final = {
+    0: "nothing failed",
+    1: "a check failed",
+    2: "usage error",
+    3: "the --command server could not be started",
+    4: "the factory's stores are not new and empty: the run stopped (CAP-005)",
+    5: "the store does not declare a capability --require names",
+}
+"""What each exit status of ``convledger-conformance`` means."""
+EXIT_SERVER: Final = 3
+EXIT_NOT_FRESH: Final = 4
+EXIT_REQUIRE: Final = 5
 
 
 class FactoryLoadError(ValueError):
@@ -51,7 +85,14 @@ class FactoryLoadError(ValueError):
 
 
 def load_factory(spec: str) -> StoreFactory:
-    """Import ``module:attr`` (attr may be dotted) and return it if it is callable."""
+    """Import ``module:attr`` (attr may be dotted) and return it if it is callable.
+
+    The working directory comes first on ``sys.path`` (as with ``python -m`` and
+    pytest), so ``--store mystore:make_store`` finds ``./mystore.py``.
+    """
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
     module_name, colon, attribute = spec.partition(":")
     if not colon or not module_name or not attribute:
         raise FactoryLoadError(f"expected MODULE:FACTORY, got {spec!r}")
@@ -74,7 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="convledger-conformance",
         description="Check a conversation event ledger store against the convledger spec.",
-        epilog="exit codes: 0 nothing failed, 1 something failed, 2 usage error",
+        epilog="exit codes: " + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items())
+        + ". Subcommand: replay TRACE.json [--store ...|--command ...] (replay --help).",
+    )
+    parser.add_argument(
+        "--version", action="version",
+        version=f"convledger-conformance {convledger.__version__} (spec {SPEC_VERSION})",
     )
     parser.add_argument(
         "--store",
@@ -96,6 +142,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--profile", choices=PROFILES, default="ci", help="how hard to search (default: ci)"
+    )
+    parser.add_argument(
+        "-k", dest="keyword", metavar="EXPR",
+        help="run only the checks whose names match EXPR: words (substrings of a check's "
+        "name) with and, or, not and parentheses, as pytest's -k",
+    )
+    parser.add_argument(
+        "--chapter", metavar="LED[,TRN]",
+        help="run only the checks covering ids of these chapters (id prefixes)",
+    )
+    parser.add_argument(
+        "--require", metavar="CAP[,CAP]",
+        help="exit 5 unless the store declares every one of these capabilities",
+    )
+    parser.add_argument(
+        "--seed", type=int, metavar="N",
+        help="derive every check's seed from N (without it a seed is drawn and printed)",
     )
     parser.add_argument(
         "--derandomize", action="store_true", help="run the same examples every time"
@@ -145,46 +208,61 @@ def list_checks() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``convledger-conformance`` console script."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["replay"]:
+        from convledger_conformance.replay_command import main as replay_main
+
+        code: int = replay_main(arguments[1:])
+        return code
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if args.list:
         sys.stdout.write(list_checks())
         return 0
-    wire: WireStoreFactory | None = None
-    if args.command is not None:
-        if args.store != DEFAULT_STORE:
-            parser.error("--store and --command exclude each other")
-        if args.timeout <= 0:
-            parser.error("--timeout must be positive")
-        wire = WireStoreFactory(args.command, timeout=args.timeout)
-        try:
-            hello = wire.connection.hello
-        except WireError as error:
-            parser.error(f"--command: {error}")
-        factory: StoreFactory = wire
-        name = f"{args.command} (wire: {hello.get('server')}, spec {hello.get('spec')})"
-    else:
-        try:
-            factory = load_factory(args.store)
-        except FactoryLoadError as error:
-            parser.error(f"--store: {error}")
-        name = args.store
+    if args.seed is not None and args.derandomize:
+        parser.error("--seed and --derandomize exclude each other")
+    try:
+        checks = _selected(args)
+        required = _capabilities(args.require)
+    except (SelectionError, ValueError) as error:
+        parser.error(str(error))
+    opened = open_factory(parser, args.store, args.command, args.timeout)
+    if isinstance(opened, int):
+        return opened
+    factory, name, wire = opened
     if args.bench:
         return _bench(factory, args, wire)
     try:
+        if required:
+            refused = _missing(factory, required)
+            if refused:
+                print(f"convledger-conformance: {refused}", file=sys.stderr)
+                return EXIT_REQUIRE
+        seed = args.seed
+        if seed is None and not args.derandomize:
+            seed = secrets.randbelow(2**SEED_BITS)
+            print(f"convledger-conformance: seed {seed} (repeat with --seed {seed})",
+                  file=sys.stderr)
         report = run_suite(
             factory,
             profile=args.profile,
             store_name=name,
+            checks=checks,
             derandomize=args.derandomize,
             shrink=args.shrink,
             progress=sys.stderr,
             record_failures=args.record_failures,
+            seed=seed,
         )
     finally:
         if wire is not None:
             wire.close()
-    sys.stdout.write(report.render())
+    report = attrs.evolve(report, suite=attrs.evolve(report.suite, rerun=_rerun(args, seed)))
+    fresh = [r for r in report.checks if r.name == FRESH_CHECK and r.status == FAILED]
+    if fresh:
+        print(f"convledger-conformance: stopped: {fresh[0].message}", file=sys.stderr)
+    else:
+        sys.stdout.write(report.render())
     for result in report.checks:
         for line in result.detail.splitlines():
             if line.startswith(("Trace vector of this failure:", "No trace vector was recorded:")):
@@ -198,7 +276,86 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:
         print(f"convledger-conformance: cannot write the report: {error}", file=sys.stderr)
         return 2
+    if fresh:
+        return EXIT_NOT_FRESH
     return 0 if report.ok else 1
+
+
+def open_factory(
+    parser: argparse.ArgumentParser, store: str, command: str | None, timeout: float
+) -> tuple[StoreFactory, str, WireStoreFactory | None] | int:
+    """The factory of ``--store`` or ``--command``, its name and the wire client if any.
+
+    A usage error exits through ``parser``; a server that cannot be started
+    prints one line and gives :data:`EXIT_SERVER`.
+    """
+    if command is None:
+        try:
+            return load_factory(store), store, None
+        except FactoryLoadError as error:
+            parser.error(f"--store: {error}")
+    if store != DEFAULT_STORE:
+        parser.error("--store and --command exclude each other")
+    if timeout <= 0:
+        parser.error("--timeout must be positive")
+    wire = WireStoreFactory(command, timeout=timeout)
+    try:
+        hello = wire.connection.hello
+    except WireError as error:
+        wire.close()
+        print(f"convledger-conformance: cannot start the store server {command!r}: {error}",
+              file=sys.stderr)
+        return EXIT_SERVER
+    return wire, f"{command} (wire: {hello.get('server')}, spec {hello.get('spec')})", wire
+
+
+def _selected(args: argparse.Namespace) -> list[Check] | None:
+    """The checks ``-k`` and ``--chapter`` select; None (the whole suite) without them."""
+    if args.keyword is None and args.chapter is None:
+        return None
+    chapters = None
+    if args.chapter is not None:
+        chapters = chapters_of(args.chapter, {prefix(item.id) for item in load_index()})
+    return select(all_checks(), keyword=args.keyword, chapters=chapters)
+
+
+def _capabilities(text: str | None) -> frozenset[Capability]:
+    if text is None:
+        return frozenset()
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    known = {capability.value for capability in Capability}
+    unknown = sorted(set(names) - known)
+    if unknown or not names:
+        raise ValueError(f"--require: unknown capability {', '.join(unknown) or text!r} "
+                         f"(capabilities: {', '.join(sorted(known))})")
+    return frozenset(Capability(name) for name in names)
+
+
+def _missing(factory: StoreFactory, required: frozenset[Capability]) -> str:
+    """Why the store fails ``--require`` ("" when it declares every required capability)."""
+    try:
+        declared = read_declaration(factory)
+    except Exception:  # the run reports a broken declaration itself (CAP-001, CAP-003)
+        return ""
+    absent = sorted(capability.value for capability in required - declared)
+    if not absent:
+        return ""
+    return (f"--require: the store does not declare {', '.join(absent)} "
+            f"(it declares {', '.join(sorted(c.value for c in declared))})")
+
+
+def _rerun(args: argparse.Namespace, seed: int | None) -> str:
+    """The command line that repeats this run (a failed check's report adds ``-k NAME``)."""
+    words = ["convledger-conformance"]
+    if args.command is not None:
+        words += ["--command", args.command]
+    else:
+        words += ["--store", args.store]
+    words += ["--profile", args.profile]
+    words += ["--derandomize"] if seed is None else ["--seed", str(seed)]
+    if not args.shrink:
+        words.append("--no-shrink")
+    return shlex.join(words)
 
 
 def _bench(factory: StoreFactory, args: argparse.Namespace, wire: WireStoreFactory | None) -> int:

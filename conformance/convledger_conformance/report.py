@@ -33,6 +33,7 @@ not-run check's reason in its ``message``.
 from __future__ import annotations
 
 import json
+import shlex
 import textwrap
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
@@ -84,6 +85,10 @@ class SuiteInfo:
     profile: str
     derandomize: bool
     shrink: bool = True
+    seed: int | None = None
+    """The run's seed (each check's is derived from it); None when derandomized."""
+    rerun: str = ""
+    """The command line that repeats this run (:meth:`Report.reproduce` adds ``-k``)."""
     name: str = SUITE_NAME
 
     def to_dict(self) -> dict[str, object]:
@@ -95,6 +100,7 @@ class SuiteInfo:
             "profile": self.profile,
             "derandomize": self.derandomize,
             "shrink": self.shrink,
+            "seed": self.seed,
         }
 
 
@@ -255,14 +261,27 @@ class Report:
                 return result.status
         raise KeyError(requirement_id)
 
+    def reproduce(self, name: str) -> str:
+        """The command line that runs check ``name`` alone as in this run ("" if unknown)."""
+        if not self.suite.rerun:
+            return ""
+        from convledger_conformance.selection import keyword_for
+
+        expression = keyword_for(name, [result.name for result in self.checks])
+        return f"{self.suite.rerun} -k {shlex.quote(expression)}"
+
     def to_dict(self) -> dict[str, object]:
         """The JSON report as a Python value."""
+        checks = [result.to_dict() for result in self.checks]
+        for entry, result in zip(checks, self.checks, strict=True):
+            if result.status == FAILED and self.suite.rerun:
+                entry["reproduce"] = self.reproduce(result.name)
         return {
             "suite": self.suite.to_dict(),
             "store": self.store,
             "capabilities": sorted(capability.value for capability in self.capabilities),
             "requirements": [result.to_dict() for result in self.requirements],
-            "checks": [result.to_dict() for result in self.checks],
+            "checks": checks,
             "summary": self.summary,
         }
 
@@ -272,7 +291,8 @@ class Report:
 
     def render(self) -> str:
         """A terminal table grouped by chapter, then failure details and a summary line."""
-        return "\n".join([*_table_lines(self), *_failure_lines(self), summary_line(self)]) + "\n"
+        closing = filter(None, [summary_line(self), not_applicable_line(self)])
+        return "\n".join([*_table_lines(self), *_failure_lines(self), *closing]) + "\n"
 
     def to_junit(self, path: str | Path) -> None:
         """Write JUnit XML: one testcase per check, requirement ids as properties."""
@@ -284,11 +304,32 @@ class Report:
 def summary_line(report: Report) -> str:
     """One line: suite, store, profile and the count of each status."""
     counts = ", ".join(f"{count} {status}" for status, count in report.summary.items())
+    seed = "derandomized" if report.suite.seed is None else f"seed {report.suite.seed}"
     return (
         f"{report.suite.name} {report.suite.version} (spec {report.suite.spec_version}) "
-        f"on {report.store}, profile {report.suite.profile}: {counts} "
+        f"on {report.store}, profile {report.suite.profile}, {seed}: {counts} "
         f"({len(report.checks)} checks in {report.duration:.1f}s)"
     )
+
+
+def not_applicable_line(report: Report) -> str:
+    """One line: how many requirements are not_applicable, and the capabilities behind them."""
+    count = report.summary[NOT_APPLICABLE]
+    if not count:
+        return ""
+    return (f"{count} requirements not_applicable: capabilities not declared: "
+            f"{', '.join(sorted(c.value for c in _absent_behind(report)))}")
+
+
+def _absent_behind(report: Report) -> set[Capability]:
+    """The undeclared capabilities the not_applicable requirements' checks need."""
+    needs = {result.name: result.needs() for result in report.checks}
+    return {
+        capability
+        for result in report.requirements if result.status == NOT_APPLICABLE
+        for name in result.checks
+        for capability in needs.get(name, frozenset()) - report.capabilities
+    }
 
 
 def _table_lines(report: Report) -> list[str]:
@@ -323,6 +364,8 @@ def _failure_lines(report: Report) -> list[str]:
     for result in failed:
         lines.extend(["", f"--- {result.name} [{', '.join(result.failed_ids)}]: {result.message}"])
         lines.append(result.detail.rstrip())
+        if report.suite.rerun:
+            lines.append(f"Reproduce this check alone: {report.reproduce(result.name)}")
     lines.append("")
     return lines
 

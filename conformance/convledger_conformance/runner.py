@@ -6,7 +6,9 @@ Theory of operation
 (CAP-001: taken as given, never detected) and closes it. A declaration that is
 not a set of :class:`~convledger.store.Capability`, or that lacks ``ledger``
 (CAP-003), fails the pseudo-check :data:`DECLARATION_CHECK` and no other check
-runs. Otherwise every check of a declared capability runs with a
+runs. Then the check :data:`FRESH_CHECK` runs, first and alone (CAP-005): when
+the factory's stores are not new and empty, no other check runs either (each
+would fail on the leftover data). Otherwise every check of a declared capability runs with a
 :class:`~convledger_conformance.registry.CheckContext`; the checks of
 undeclared capabilities are reported ``not_run`` and their requirements become
 ``not_applicable`` only when the CAP-002 refusal checks passed (see
@@ -25,21 +27,26 @@ falsifying example, shrunk unless ``shrink=False``) and whatever Hypothesis
 reported while the check ran, so a failure can be reproduced from the report
 alone.
 
+Seeds: unless ``derandomize``, each check runs with its own seed,
+:func:`check_seed` of the run's seed and the check's name, so one check is
+repeated alone (``-k NAME --seed N``) with the examples it had in the whole
+run. A run without a seed draws one; the report carries it.
+
 This module does not import pytest (the plugin is a thin layer over it).
 """
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import re
+import secrets
 import time
 import traceback
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Final, TextIO
 
 import attrs
-from hypothesis import Phase, settings
 from hypothesis.reporting import with_reporter
 
 import convledger
@@ -63,15 +70,21 @@ from convledger_conformance.report import (
     SuiteInfo,
     requirement_results,
 )
+from convledger_conformance.runsettings import (
+    SEED_BITS,
+    ProgressLine,
+    hypothesis_defaults,
+    seeded,
+)
 from convledger_conformance.vectors.failures import trace_of_failure, write_failure
 from convledger_conformance.vectors.files import INVENTORY_CHECK, unconsumed
 
 DECLARATION_CHECK: Final = "capability_declaration"
 """The name under which the runner reports its own check of the declaration."""
 DECLARATION_IDS: Final = ("CAP-001", "CAP-003")
+FRESH_CHECK: Final = "fresh_store"
+"""The check that runs first and alone; the run stops when it fails (CAP-005)."""
 
-_RUN_PROFILE: Final = "convledger-conformance-run"
-_SHRINK_PHASES: Final = (Phase.shrink, Phase.explain)
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
@@ -85,6 +98,7 @@ def run_suite(
     shrink: bool = True,
     progress: TextIO | None = None,
     record_failures: Path | None = None,
+    seed: int | None = None,
 ) -> Report:
     """Run every check of a declared capability against stores made by ``factory``.
 
@@ -98,15 +112,22 @@ def run_suite(
     check is run once more with its calls recorded, and its shrunk failure is
     written there as a minimal trace vector
     (:mod:`convledger_conformance.vectors.failures`); the check's detail names
-    the file, or says why none was written.
+    the file, or says why none was written. ``seed`` derives every check's
+    seed (:func:`check_seed`); None draws one, unless ``derandomize``.
     """
     selected = _validated(factory, profile, checks)
+    if seed is None and not derandomize:
+        seed = secrets.randbelow(2**SEED_BITS)
     name = store_name if store_name is not None else describe_factory(factory)
-    suite = _suite_info(profile=profile, derandomize=derandomize, shrink=shrink)
+    suite = _suite_info(profile=profile, derandomize=derandomize, shrink=shrink, seed=seed)
+    line = ProgressLine(progress)
+    total = 1 + len(selected) + (checks is None)  # the declaration, the checks, the inventory
+    line.show(1, total, DECLARATION_CHECK)
     started = time.perf_counter()
     try:
         declared = read_declaration(factory)
     except Exception as error:
+        line.close()
         refused = _failed_result(DECLARATION_CHECK, DECLARATION_IDS, error, started)
         reason = f"not run: the capability declaration failed ({DECLARATION_CHECK})"
         results = [refused, *(_not_run(item, reason) for item in selected)]
@@ -119,13 +140,24 @@ def run_suite(
         duration=time.perf_counter() - started,
     )
     context = CheckContext(factory=factory, profile=profile, capabilities=declared)
+    fresh = next(item for item in all_checks() if item.name == FRESH_CHECK)
+    rest = [item for item in selected if item.name != FRESH_CHECK]
     with hypothesis_defaults(derandomize=derandomize, shrink=shrink):
-        results = [accepted, *_run_checks(
-            selected, context, ProgressLine(progress),
+        line.show(2, total, FRESH_CHECK)
+        first = seeded(run_check, fresh, context, seed)
+        if first.status == FAILED:
+            line.close()
+            reason = f"not run: the factory's stores are not new and empty ({FRESH_CHECK})"
+            results = [accepted, first, *(_not_run(item, reason) for item in rest)]
+            return _report(suite, name, declared, results)
+        results = [accepted, first, *_run_checks(
+            rest, context, line, total=total, seed=seed,
             recording=None if record_failures is None else (record_failures, name),
         )]
     if checks is None:  # the whole suite: every shipped vector file must have been replayed
+        line.show(total, total, INVENTORY_CHECK)
         results.append(vector_inventory())
+    line.close()
     return _report(suite, name, declared, results)
 
 
@@ -217,30 +249,6 @@ def failed_ids(ids: tuple[str, ...], error: BaseException) -> tuple[str, ...]:
     return tuple(requirement for requirement in ids if requirement in named)
 
 
-@contextlib.contextmanager
-def hypothesis_defaults(*, derandomize: bool = False, shrink: bool = True) -> Iterator[None]:
-    """Derandomize Hypothesis' default settings, or turn shrinking off, for the duration.
-
-    Profiles build their settings on top of the current default, so this
-    reaches every check without the checks knowing about it.
-    """
-    changes: dict[str, Any] = {}
-    if derandomize:
-        changes.update(derandomize=True, database=None)
-    if not shrink:
-        changes["phases"] = [phase for phase in Phase if phase not in _SHRINK_PHASES]
-    if not changes:
-        yield
-        return
-    previous = settings.get_current_profile_name()
-    settings.register_profile(_RUN_PROFILE, settings.get_profile(previous), **changes)
-    settings.load_profile(_RUN_PROFILE)
-    try:
-        yield
-    finally:
-        settings.load_profile(previous)
-
-
 def describe_factory(factory: StoreFactory) -> str:
     """``module:qualname`` of a factory, or its repr when it has no name."""
     module = getattr(factory, "__module__", None)
@@ -250,42 +258,19 @@ def describe_factory(factory: StoreFactory) -> str:
     return repr(factory)
 
 
-class ProgressLine:
-    """``[i/N] check (elapsed)`` on a stream: rewritten in place on a TTY, else one line each."""
-
-    def __init__(self, stream: TextIO | None) -> None:
-        self._stream = stream
-        self._started = time.perf_counter()
-        self._live = stream is not None and stream.isatty()
-
-    def show(self, number: int, total: int, name: str) -> None:
-        """Announce that check ``number`` of ``total`` starts."""
-        if self._stream is None:
-            return
-        elapsed = time.perf_counter() - self._started
-        text = f"conformance [{number}/{total}] {name} ({elapsed:.1f}s)"
-        self._stream.write(f"\r\x1b[K{text}" if self._live else f"{text}\n")
-        self._stream.flush()
-
-    def close(self) -> None:
-        """Clear the live line."""
-        if self._stream is not None and self._live:
-            self._stream.write("\r\x1b[K")
-            self._stream.flush()
-
-
 def _run_checks(
     selected: list[Check], context: CheckContext, line: ProgressLine,
-    *, recording: tuple[Path, str] | None = None,
+    *, total: int, seed: int | None, recording: tuple[Path, str] | None = None,
 ) -> Iterator[CheckResult]:
     """Run the checks of declared capabilities; the others are not run (CAP-001)."""
-    for number, item in enumerate(selected, start=1):
-        line.show(number, len(selected), item.name)
+    for number, item in enumerate(selected, start=3):  # after the declaration and fresh_store
+        line.show(number, total, item.name)
         missing = item.missing(context.capabilities)
         if not missing:
-            result = run_check(item, context)
+            result = seeded(run_check, item, context, seed)
             if result.status == FAILED and recording is not None:
-                result = _with_recorded_trace(result, item, context, *recording)
+                recorded = functools.partial(_with_recorded_trace, result, recording=recording)
+                result = seeded(recorded, item, context, seed)
             yield result
         else:
             names = ", ".join(repr(capability.value) for capability in missing)
@@ -293,13 +278,13 @@ def _run_checks(
             if set(missing) & FILE_CAPABILITIES:
                 reason += " (judged in process only: never declared over the wire, WIR-021)"
             yield _not_run(item, reason)
-    line.close()
 
 
 def _with_recorded_trace(
-    result: CheckResult, item: Check, context: CheckContext, folder: Path, store_name: str
+    result: CheckResult, item: Check, context: CheckContext, *, recording: tuple[Path, str]
 ) -> CheckResult:
     """``result`` with its detail naming the trace vector its failure was recorded as."""
+    folder, store_name = recording
     recorded = trace_of_failure(item, context, result.failed_ids, store_name=store_name)
     path = write_failure(folder, recorded)
     line = (
@@ -356,7 +341,9 @@ def _not_run(item: Check, reason: str) -> CheckResult:
     )
 
 
-def _suite_info(*, profile: str, derandomize: bool, shrink: bool) -> SuiteInfo:
+def _suite_info(
+    *, profile: str, derandomize: bool, shrink: bool, seed: int | None
+) -> SuiteInfo:
     # Imported here, not at the top, so that importing the package does not
     # import the module ``python -m convledger_conformance.requirements`` runs.
     from convledger_conformance.requirements import SPEC_VERSION
@@ -367,6 +354,7 @@ def _suite_info(*, profile: str, derandomize: bool, shrink: bool) -> SuiteInfo:
         profile=profile,
         derandomize=derandomize,
         shrink=shrink,
+        seed=seed,
     )
 
 

@@ -28,7 +28,8 @@ from typing import Any, ClassVar
 
 from convledger.store import LedgerStore
 from convledger_conformance.registry import Check, all_checks
-from convledger_conformance.runner import context_for, hypothesis_defaults
+from convledger_conformance.runner import context_for
+from convledger_conformance.runsettings import hypothesis_defaults
 
 
 class LedgerConformanceTestCase(unittest.TestCase):

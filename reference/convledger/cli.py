@@ -17,6 +17,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from convledger import SPEC_VERSION, __version__
+
 SUBCOMMANDS = (
     "convledger.tools.canon",
     "convledger.tools.verify",
@@ -35,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="convledger",
         description="Reference tools for the conversation event ledger (ADR 0175).",
         epilog="exit codes: 0 success, 1 problems found, 2 refused input, 3 storage failure",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"convledger {__version__} (spec {SPEC_VERSION})"
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMANDS:

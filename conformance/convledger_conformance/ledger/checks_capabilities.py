@@ -103,3 +103,27 @@ def check_ledger_capability(ctx: CheckContext) -> None:
 
     run_once(ctx, body)
 
+
+
+FRESH_PROBE: tuple[str, str] = ("conformance-fresh-store-probe", "conformance-fresh-store-event")
+"""The conversation and eventId the fresh-store check writes (CAP-005)."""
+
+
+@check("CAP-005")
+def check_fresh_store(ctx: CheckContext) -> None:
+    """CAP-005: each store the factory makes is empty and shares nothing with the last one.
+
+    The runner runs this check first and alone, and stops the run when it fails:
+    every later check would fail on the shared or leftover data.
+    """
+    conversation, event = FRESH_PROBE
+    with fresh_store(ctx) as first:
+        if first.head(conversation) != 0:
+            fail("CAP-005", f"a new store already holds conversation {conversation!r}: "
+                 "the factory returned a store that is not empty")
+        first.append(conversation, [draft(event)])
+        with fresh_store(ctx) as second:
+            found = second.head(conversation)
+            if found != 0:
+                fail("CAP-005", f"a second new store sees the event the first one appended "
+                     f"(head {found}): the factory's stores share one database")
