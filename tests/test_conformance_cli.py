@@ -243,16 +243,29 @@ def test_command_runs_the_suite_over_the_wire(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "arguments",
     [
-        ["--command", "/nonexistent/convledger-wire-server"],
-        ["--command", f"{sys.executable} -c pass"],
         ["--command", f"{sys.executable} -m convledger serve-wire", "--store", "convledger:x"],
         ["--command", f"{sys.executable} -m convledger serve-wire", "--timeout", "0"],
     ],
-    ids=["missing", "exits-at-once", "with-store", "timeout-0"],
+    ids=["with-store", "timeout-0"],
 )
 def test_command_usage_errors_exit_2(arguments: list[str], tmp_path: Path) -> None:
-    """A server command that cannot start or greet, or clashing options, exit 2 without running."""
+    """Clashing or invalid options of --command exit 2 without running."""
     result = run_cli(arguments, tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip()
+    assert not result.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["/nonexistent/convledger-wire-server", f"{sys.executable} -c pass"],
+    ids=["missing", "exits-at-once"],
+)
+def test_server_that_cannot_start_exits_3(command: str, tmp_path: Path) -> None:
+    """A server that cannot start or greet: one line naming it, exit 3, no usage banner."""
+    result = run_cli(["--command", command], tmp_path)
+    assert result.returncode == 3
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cannot start the store server" in lines[0], result.stderr
+    assert "usage:" not in result.stderr
     assert not result.stdout

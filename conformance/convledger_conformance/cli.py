@@ -58,7 +58,7 @@ from convledger_conformance.registry import Check, StoreFactory, all_checks
 from convledger_conformance.report import FAILED
 from convledger_conformance.requirements import SPEC_VERSION, load_index
 from convledger_conformance.runner import FRESH_CHECK, read_declaration, run_suite
-from convledger_conformance.runsettings import SEED_BITS
+from convledger_conformance.runsettings import SEED_BITS, use_user_cache
 from convledger_conformance.selection import SelectionError, chapters_of, prefix, select
 from convledger_conformance.wire.client import WireStoreFactory
 from convledger_conformance.wire.connection import DEFAULT_TIMEOUT, WireError
@@ -221,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.seed is not None and args.derandomize:
         parser.error("--seed and --derandomize exclude each other")
+    use_user_cache()  # no .hypothesis folder in the caller's working directory
     try:
         checks = _selected(args)
         required = _capabilities(args.require)
@@ -260,7 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = attrs.evolve(report, suite=attrs.evolve(report.suite, rerun=_rerun(args, seed)))
     fresh = [r for r in report.checks if r.name == FRESH_CHECK and r.status == FAILED]
     if fresh:
-        print(f"convledger-conformance: stopped: {fresh[0].message}", file=sys.stderr)
+        print(f"convledger-conformance: stopped after check {FRESH_CHECK} (CAP-005): "
+              f"{fresh[0].message}", file=sys.stderr)
     else:
         sys.stdout.write(report.render())
     for result in report.checks:

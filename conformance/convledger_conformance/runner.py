@@ -121,7 +121,9 @@ def run_suite(
     name = store_name if store_name is not None else describe_factory(factory)
     suite = _suite_info(profile=profile, derandomize=derandomize, shrink=shrink, seed=seed)
     line = ProgressLine(progress)
-    total = 1 + len(selected) + (checks is None)  # the declaration, the checks, the inventory
+    rest = [item for item in selected if item.name != FRESH_CHECK]
+    # the declaration, fresh_store, the other checks and, for the whole suite, the inventory
+    total = 2 + len(rest) + (checks is None)
     line.show(1, total, DECLARATION_CHECK)
     started = time.perf_counter()
     try:
@@ -141,7 +143,6 @@ def run_suite(
     )
     context = CheckContext(factory=factory, profile=profile, capabilities=declared)
     fresh = next(item for item in all_checks() if item.name == FRESH_CHECK)
-    rest = [item for item in selected if item.name != FRESH_CHECK]
     with hypothesis_defaults(derandomize=derandomize, shrink=shrink):
         line.show(2, total, FRESH_CHECK)
         first = seeded(run_check, fresh, context, seed)

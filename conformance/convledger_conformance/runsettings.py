@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, Final, TextIO
 
+import hypothesis.configuration
 import hypothesis.core
 from hypothesis import Phase, settings
 
@@ -24,8 +27,29 @@ from convledger_conformance.report import CheckResult
 SEED_BITS: Final = 32
 """A drawn run seed is below 2**SEED_BITS (short enough to type)."""
 
+STORAGE_VARIABLE: Final = "HYPOTHESIS_STORAGE_DIRECTORY"
+"""Hypothesis' own setting of its storage folder; when set, the command line leaves it alone."""
+
 _RUN_PROFILE: Final = "convledger-conformance-run"
 _SHRINK_PHASES: Final = (Phase.shrink, Phase.explain)
+
+
+def user_cache() -> Path:
+    """Where the command line keeps Hypothesis' files: the user's cache, never the cwd.
+
+    Hypothesis writes a storage folder (its cache of the constants of the code
+    under test; the example database is off in every profile) into
+    ``./.hypothesis`` by default. ``$XDG_CACHE_HOME/convledger/hypothesis``, or
+    ``~/.cache/convledger/hypothesis``.
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "convledger" / "hypothesis"
+
+
+def use_user_cache() -> None:
+    """Point Hypothesis' storage folder at :func:`user_cache` unless the user chose one."""
+    if not os.environ.get(STORAGE_VARIABLE):
+        hypothesis.configuration.set_hypothesis_home_dir(str(user_cache()))
 
 
 def check_seed(seed: int, name: str) -> int:

@@ -110,7 +110,9 @@ def check_refusal_kinds(ctx: CheckContext) -> None:
 
 NOT_JUDGING = frozenset(
     f"convledger_conformance.{name}"
-    for name in ("runner", "report", "cli", "pytest_plugin", "testcase", "__main__")
+    for name in (
+        "runner", "report", "cli", "replay_command", "pytest_plugin", "testcase", "__main__"
+    )
 )
 """Modules that run checks or render reports (and ``__main__``, which runs on import)."""
 

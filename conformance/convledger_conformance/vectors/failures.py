@@ -76,11 +76,17 @@ class RecordingStore:
     Everything not listed here passes through unrecorded.
     """
 
-    def __init__(self, store: LedgerStore, log: Log, lock: threading.Lock) -> None:
+    def __init__(
+        self, store: LedgerStore, log: Log, lock: threading.Lock,
+        unlogged: collections.Counter[str] | None = None,
+    ) -> None:
         # a pass-through: each call reaches the store, which refuses what it does not declare
         self._store = unchecked(store)
         self._log = log
         self._lock = lock
+        self._unlogged: collections.Counter[str] = (
+            collections.Counter() if unlogged is None else unlogged)
+        """Calls left out of the log, by operation (see :func:`trace_of_failure`'s note)."""
 
     def _logged(self, step: Callable[[], Step | None], call: Callable[[], Any]) -> Any:
         try:
@@ -90,9 +96,11 @@ class RecordingStore:
                 made = step()
             except (Unencodable, TypeError, ValueError, LedgerError):
                 made = None  # a value with no JSON image: this call cannot be a vector
-            if made is not None:
-                with self._lock:
+            with self._lock:
+                if made is not None:
                     self._log.append(made)
+                else:
+                    self._unlogged[f"{call_name(step)} (a value without a JSON image)"] += 1
 
     @property
     def capabilities(self) -> frozenset[Capability]:
@@ -220,14 +228,23 @@ class RecordingStore:
 
     def reopen(self) -> RecordingStore:
         """The reopened store, still logging into the same log (a reopen is not a step)."""
-        return RecordingStore(self._store.reopen(), self._log, self._lock)
+        return RecordingStore(self._store.reopen(), self._log, self._lock, self._unlogged)
 
     def close(self) -> None:
         """Close the wrapped store."""
         self._store.close()
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+        found = getattr(self._store, name)
+        if callable(found) and not name.startswith("_"):
+            with self._lock:
+                self._unlogged[f"{name} (no trace form)"] += 1
+        return found
+
+
+def call_name(step: Callable[[], object]) -> str:
+    """The operation a logging closure of :class:`RecordingStore` stands for."""
+    return step.__qualname__.split(".")[-3] if "<locals>" in step.__qualname__ else "a call"
 
 
 class RecordingFactory:
@@ -237,12 +254,14 @@ class RecordingFactory:
         self._factory = factory
         self._lock = threading.Lock()
         self.logs: collections.deque[Log] = collections.deque(maxlen=KEPT_LOGS)
+        self.unlogged: collections.Counter[str] = collections.Counter()
+        """Calls no log holds, by operation and reason."""
 
     def __call__(self) -> LedgerStore:
         log: Log = []
         with self._lock:
             self.logs.append(log)
-        return RecordingStore(self._factory(), log, self._lock)
+        return RecordingStore(self._factory(), log, self._lock, self.unlogged)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._factory, name)
@@ -325,10 +344,15 @@ def trace_of_failure(
         pass
     else:
         return RecordedFailure(item.name, None, "the check passed when re-run with recording")
+    replayed = 0
     for log in reversed(recorder.logs):
         steps = [step for step in log if has_json_image(step)]
+        if len(steps) < len(log):
+            recorder.unlogged["a call (a value whose JSON text reads back differently)"] += (
+                len(log) - len(steps))
         if not steps:
             continue
+        replayed += 1
         name = f"shrunk/{store_name}/{item.name}"
         trace = Trace(name, tuple(failed), capabilities_of(steps), tuple(steps))
         if not reproduces(context.factory, trace):
@@ -338,9 +362,20 @@ def trace_of_failure(
         note = f"{len(smallest.steps)} steps (from {len(steps)}); " + (
             _shortened(first[0]) if first else "no longer reproduces")
         return RecordedFailure(item.name, record(smallest), note)
-    return RecordedFailure(
-        item.name, None, "no recorded store log reproduces the failure as a trace "
-        "(it needs calls traces cannot express, or a race)")
+    return RecordedFailure(item.name, None, _why_not(replayed, recorder.unlogged))
+
+
+def _why_not(replayed: int, unlogged: collections.Counter[str]) -> str:
+    """Why no trace catches the failure: what was replayed, what could not be recorded."""
+    left_out = ", ".join(f"{count} x {name}" for name, count in sorted(unlogged.items()))
+    return (
+        f"no recorded store log reproduces the failure as a trace: replayed on a fresh "
+        f"store, each of the {replayed} newest logs with calls answers as the reference "
+        f"does. Left out of the logs: {left_out or 'nothing'}. So the failure lies where a "
+        f"trace cannot reach: in calls left out, in values the store shares with its "
+        f"caller in process (LED-014), in a race between threads, or in what the check "
+        f"inspects besides the store's answers (its class, its file)"
+    )
 
 
 def _shortened(text: str, *, limit: int = 300) -> str:
