@@ -25,6 +25,7 @@ import convledger
 from convledger import MemoryStore
 from convledger.store import Capability
 from convledger_conformance import run_suite
+from convledger_conformance.cli import main
 from convledger_conformance.registry import all_checks
 from convledger_conformance.runner import FRESH_CHECK
 from convledger_conformance.selection import (
@@ -160,13 +161,23 @@ def test_chapter_selection() -> None:
         select(every, keyword="no_check_has_this_name")
 
 
-def test_usage_errors_of_the_selection(tmp_path: Path) -> None:
-    """An unknown chapter, a -k that selects nothing, --seed with --derandomize: exit 2."""
-    for arguments in (["--chapter", "XYZ"], ["-k", "no_check_has_this_name"],
-                      ["--seed", "1", "--derandomize"], ["--require", "telepathy"]):
-        result = cli(arguments, tmp_path)
-        assert result.returncode == 2, (arguments, result.stderr)
-        assert not result.stdout
+@pytest.mark.parametrize(
+    "arguments",
+    [["--chapter", "XYZ"], ["-k", "no_check_has_this_name"], ["-k", "(read"],
+     ["--seed", "1", "--derandomize"], ["--require", "telepathy"],
+     ["replay", "no-such-trace.json"]],
+    ids=["chapter", "selects-nothing", "bad-expression", "seed-derandomize", "require",
+         "replay-missing-file"],
+)
+def test_usage_errors_of_the_new_options(
+    arguments: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each is a usage error (exit 2) with a message, before any store is made."""
+    with pytest.raises(SystemExit) as raised:
+        main(arguments)
+    assert raised.value.code == 2
+    captured = capsys.readouterr()
+    assert "error:" in captured.err and not captured.out
 
 
 def test_require_exits_5_when_a_capability_is_not_declared(tmp_path: Path) -> None:
@@ -230,32 +241,29 @@ def test_fresh_store_check_in_process() -> None:
     assert ran == ["capability_declaration", FRESH_CHECK]
 
 
-def _recorded(tmp_path: Path, store: str, *extra: str) -> tuple[dict[str, Any], list[Path]]:
-    folder = tmp_path / "traces"
-    result = cli(["--store", store, "--profile", "smoke", "-k", "event_ids_unique_in_store",
-                  "--record-failures", str(folder), "--json", "r.json", *extra], tmp_path)
-    assert result.returncode == 1, result.stderr
-    document = json.loads((tmp_path / "r.json").read_text("utf-8"))
-    return document, sorted(folder.glob("*.json"))
-
-
-@pytest.mark.parametrize(
-    "mode", [["--derandomize"], ["--seed", "5"]], ids=["derandomized", "seeded"]
-)
-def test_record_failures_then_replay(mode: list[str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("derandomize", [True, False], ids=["derandomized", "seeded"])
+def test_record_failures_then_replay(derandomize: bool, tmp_path: Path) -> None:
     """A deterministic bug gets a trace in both modes; ``replay`` fails it and passes the fix."""
+    from galleries.ledger import EventIdsUniquePerConversation
+
+    report = run_suite(
+        EventIdsUniquePerConversation, profile="smoke", derandomize=derandomize, shrink=False,
+        seed=None if derandomize else 5, record_failures=tmp_path / "traces",
+        checks=[item for item in all_checks() if item.name == "event_ids_unique_in_store"],
+    )
+    failed = [result for result in report.checks if result.status == "failed"]
+    assert [result.name for result in failed] == ["event_ids_unique_in_store"]
+    files = sorted((tmp_path / "traces").glob("*.json"))
+    assert len(files) == 1 and f"Trace vector of this failure: {files[0]}" in failed[0].detail
+    if derandomize:
+        return  # the command is tried once
     broken = "ledger:EventIdsUniquePerConversation"
-    document, files = _recorded(tmp_path, broken, *mode)
-    assert len(files) == 1, document
-    failed = cli(["replay", str(files[0]), "--store", broken], tmp_path)
-    assert failed.returncode == 1, failed.stderr
-    assert ": failed: " in failed.stdout and "step " in failed.stdout
+    refused = cli(["replay", str(files[0]), "--store", broken], tmp_path)
+    assert refused.returncode == 1, refused.stderr
+    assert ": failed: " in refused.stdout and " step 2 (append)" in refused.stdout
     fixed = cli(["replay", str(files[0]), "--store", "convledger.memory:MemoryStore"], tmp_path)
     assert fixed.returncode == 0, fixed.stderr
     assert ": passed (" in fixed.stdout
-    (tmp_path / "not-a-trace.json").write_text("{}", "utf-8")
-    refused = cli(["replay", str(tmp_path / "not-a-trace.json")], tmp_path)
-    assert refused.returncode == 2
 
 
 def test_a_failure_without_trace_form_says_why(tmp_path: Path) -> None:

@@ -221,7 +221,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.seed is not None and args.derandomize:
         parser.error("--seed and --derandomize exclude each other")
-    use_user_cache()  # no .hypothesis folder in the caller's working directory
     try:
         checks = _selected(args)
         required = _capabilities(args.require)
@@ -239,6 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if refused:
                 print(f"convledger-conformance: {refused}", file=sys.stderr)
                 return EXIT_REQUIRE
+        use_user_cache()  # no .hypothesis folder in the caller's working directory
         seed = args.seed
         if seed is None and not args.derandomize:
             seed = secrets.randbelow(2**SEED_BITS)
