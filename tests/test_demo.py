@@ -30,6 +30,7 @@ def test_demo_prints_the_ledger_and_writes_the_archive(tmp_path: Path) -> None:
     assert "child demo-child-research: spawned -> running -> finished" in out
     assert "child demo-child-booking: spawned -> stopped" in out
     assert "reason=success" in out and "reason=cancelled" in out
+    assert "conversations: demo, demo-child-research, demo-child-booking " in out
     archive = tmp_path / "demo-archive.json"
     assert f"archive written to {archive}" in out
     document = json.loads(archive.read_bytes())

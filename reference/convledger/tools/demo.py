@@ -6,7 +6,8 @@ SQLite store: a sandbox probe, a step retried after a provider failure, a tool
 call, a state slot, a schedule that fires late, a child that outlives its
 successful parent and one stopped when its parent is cancelled. It prints the
 conversation's ledger as a table (seq, kind, one-line summary) and writes the
-conversation's archive next to the database.
+conversation's archive next to the database; it names the database and the ids
+of the conversation and its two children.
 
 Exit status: 0 on success, 1 when the database already holds the demo
 conversation, 3 when the database cannot be opened.
@@ -80,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     print(f"database: {path}")
+    print(f"conversations: {', '.join((CONVERSATION, RESEARCH, BOOKING))} "
+          f"(export one with: convledger export {path} ID)")
     print(f"archive written to {archive}")
     return EXIT_OK
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from convledger.errors import InvalidInputError, LedgerError
 from convledger.sqlite.store import SqliteStore
@@ -96,6 +97,7 @@ def run_import(args: argparse.Namespace) -> int:
                 data = file.read()
     except OSError as error:
         return report_os_error("import", f"read {args.archive}", error)
+    created = not Path(args.database).exists()
     try:
         store = SqliteStore(args.database)
         try:
@@ -103,12 +105,20 @@ def run_import(args: argparse.Namespace) -> int:
         finally:
             store.close()
     except LedgerError as error:
+        if created:  # a refused import into a new file leaves no file behind (ERR-004)
+            _remove_database(Path(args.database))
         return report_refusal("import", error)
     print(
         f"imported {report.events} events of conversation {shown(report.conversation_id)} "
         f"into {args.database} (head seq {report.head_seq})"
     )
     return EXIT_OK
+
+
+def _remove_database(path: Path) -> None:
+    """Remove a database file this command created, with its WAL and shared-memory files."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def _conversation_id(text: str, *, as_json: bool) -> str:
