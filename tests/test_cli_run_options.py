@@ -35,15 +35,10 @@ from convledger_conformance.selection import (
     keyword_predicate,
     select,
 )
+from test_readme import _section_code
 
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
-MYSTORE = '''
-from convledger import MemoryStore
-
-def make_store():
-    return MemoryStore()
-'''
 
 
 def cli(
@@ -70,12 +65,12 @@ def test_version_of_both_commands(tmp_path: Path) -> None:
 
 
 def test_store_from_the_working_directory_with_seed_and_counts(tmp_path: Path) -> None:
-    """--store mystore:make_store finds ./mystore.py without PYTHONPATH; the seed is reported.
+    """The README's --store mystore:make_store finds ./mystore.py as written; the seed is reported.
 
     The progress line counts what the summary counts, and no .hypothesis folder
     appears in the working directory.
     """
-    (tmp_path / "mystore.py").write_text(MYSTORE, "utf-8")
+    (tmp_path / "mystore.py").write_text(_section_code("Validate your own store"), "utf-8")
     result = cli(["--store", "mystore:make_store", "--profile", "smoke", "-k", "canonical",
                   "--seed", "3", "--json", "r.json"], tmp_path, path=False)
     assert result.returncode == 0, result.stderr
