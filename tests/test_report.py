@@ -31,7 +31,7 @@ from convledger_conformance.report import (
     requirement_status,
 )
 from convledger_conformance.requirements import conformance_ids
-from convledger_conformance.runner import DECLARATION_CHECK, run_suite
+from convledger_conformance.runner import DECLARATION_CHECK, FRESH_CHECK, run_suite
 from convledger_conformance.runsettings import ProgressLine
 
 
@@ -287,6 +287,8 @@ def test_json_has_exactly_the_documented_shape(sample_report: Report) -> None:
     """to_json gives suite, store, capabilities, requirements, checks and summary."""
     document = json.loads(sample_report.to_json())
     assert set(document) == {"suite", "store", "capabilities", "requirements", "checks", "summary"}
+    seed = document["suite"].pop("seed")
+    assert isinstance(seed, int) and seed == sample_report.suite.seed  # drawn: no seed given
     assert document["suite"] == {
         "name": "convledger-conformance",
         "version": "0.1.0",
@@ -310,7 +312,7 @@ def test_json_has_exactly_the_documented_shape(sample_report: Report) -> None:
         "checks": ["contiguous"],
     }
     names = [entry["name"] for entry in document["checks"]]
-    assert names == [DECLARATION_CHECK, *(item.name for item in SAMPLE)]
+    assert names == [DECLARATION_CHECK, FRESH_CHECK, *(item.name for item in SAMPLE)]
 
 
 def test_table_groups_by_chapter_then_failures_then_summary(sample_report: Report) -> None:
@@ -323,8 +325,12 @@ def test_table_groups_by_chapter_then_failures_then_summary(sample_report: Repor
     )
     assert "Failures" in lines
     assert "--- contiguous [LED-002]: seq 2 was skipped" in text
-    assert lines[-1].startswith("convledger-conformance 0.1.0 (spec 0.1) on sample")
-    assert "3 failed" in lines[-1]
+    summary = next(line for line in lines if line.startswith("convledger-conformance "))
+    assert summary.startswith("convledger-conformance 0.1.0 (spec 0.1) on sample")
+    assert "3 failed" in summary
+    closing = lines[lines.index(summary):]
+    assert len(closing) <= 2 and all(
+        line.endswith(")") or " not_applicable: " in line for line in closing)
 
 
 def test_junit_has_one_testcase_per_check_with_requirement_properties(
@@ -335,7 +341,7 @@ def test_junit_has_one_testcase_per_check_with_requirement_properties(
     sample_report.to_junit(target)
     root = ElementTree.parse(target).getroot()
     cases = {case.get("name"): case for case in root.iter("testcase")}
-    assert set(cases) == {DECLARATION_CHECK, *(item.name for item in SAMPLE)}
+    assert set(cases) == {DECLARATION_CHECK, FRESH_CHECK, *(item.name for item in SAMPLE)}
     contiguous = cases["contiguous"]
     requirements = [
         prop.get("value")
@@ -372,12 +378,18 @@ def test_store_data_in_a_failure_cannot_break_the_report(tmp_path: Path) -> None
 
 
 def test_progress_lines_on_a_plain_stream() -> None:
-    """Without a TTY, progress is one plain line per check: i/N and name."""
+    """Without a TTY, progress is one plain line per check: i/N and name.
+
+    N counts every check of the report: the declaration and fresh_store first.
+    """
     stream = io.StringIO()
-    run_suite(LedgerOnlyStore, profile="smoke", checks=SAMPLE, progress=stream)
+    report = run_suite(LedgerOnlyStore, profile="smoke", checks=SAMPLE, progress=stream)
     lines = stream.getvalue().splitlines()
-    assert len(lines) == len(SAMPLE)
-    assert lines[0].startswith(f"conformance [1/{len(SAMPLE)}] declares_refusal (")
+    total = len(report.checks)
+    assert len(lines) == total == len(SAMPLE) + 2
+    assert lines[0].startswith(f"conformance [1/{total}] {DECLARATION_CHECK} (")
+    assert lines[1].startswith(f"conformance [2/{total}] {FRESH_CHECK} (")
+    assert lines[2].startswith(f"conformance [3/{total}] declares_refusal (")
     assert "\r" not in stream.getvalue()
 
 

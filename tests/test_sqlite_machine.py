@@ -62,6 +62,7 @@ def test_machine_passes_on_the_file_store_at_smoke() -> None:
     report = run_suite(new_file_store, profile="smoke", checks=selected(CHECK), derandomize=True)
     assert {r.name: r.status for r in report.checks} == {
         "capability_declaration": PASSED,
+        "fresh_store": PASSED,
         CHECK: PASSED,
     }
 

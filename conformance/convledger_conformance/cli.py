@@ -39,20 +39,24 @@ check (CAP-005); 5 the store does not declare a capability ``--require`` names.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
-import os
 import secrets
 import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final, cast
+from typing import Final
 
 import attrs
 
 import convledger
 from convledger.store import Capability
+from convledger_conformance.factories import (
+    DEFAULT_STORE,
+    FactoryLoadError,
+    load_factory,
+    open_factory,
+)
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import Check, StoreFactory, all_checks
 from convledger_conformance.report import FAILED
@@ -61,10 +65,7 @@ from convledger_conformance.runner import FRESH_CHECK, read_declaration, run_sui
 from convledger_conformance.runsettings import SEED_BITS, use_user_cache
 from convledger_conformance.selection import SelectionError, chapters_of, prefix, select
 from convledger_conformance.wire.client import WireStoreFactory
-from convledger_conformance.wire.connection import DEFAULT_TIMEOUT, WireError
-
-DEFAULT_STORE: Final = "convledger.sqlite:new_file_store"
-"""The store validated when no ``--store`` is given: the embedded reference store."""
+from convledger_conformance.wire.connection import DEFAULT_TIMEOUT
 
 EXIT_CODES: Final = {
     0: "nothing failed",
@@ -75,39 +76,8 @@ EXIT_CODES: Final = {
     5: "the store does not declare a capability --require names",
 }
 """What each exit status of ``convledger-conformance`` means."""
-EXIT_SERVER: Final = 3
 EXIT_NOT_FRESH: Final = 4
 EXIT_REQUIRE: Final = 5
-
-
-class FactoryLoadError(ValueError):
-    """``MODULE:FACTORY`` does not name an importable, callable store factory."""
-
-
-def load_factory(spec: str) -> StoreFactory:
-    """Import ``module:attr`` (attr may be dotted) and return it if it is callable.
-
-    The working directory comes first on ``sys.path`` (as with ``python -m`` and
-    pytest), so ``--store mystore:make_store`` finds ``./mystore.py``.
-    """
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    module_name, colon, attribute = spec.partition(":")
-    if not colon or not module_name or not attribute:
-        raise FactoryLoadError(f"expected MODULE:FACTORY, got {spec!r}")
-    try:
-        target: object = importlib.import_module(module_name)
-    except Exception as error:  # the user's module may fail in any way while importing
-        raise FactoryLoadError(f"cannot import module {module_name!r}: {error}") from error
-    for part in attribute.split("."):
-        try:
-            target = getattr(target, part)
-        except AttributeError as error:
-            raise FactoryLoadError(f"{module_name!r} has no attribute {attribute!r}") from error
-    if not callable(target):
-        raise FactoryLoadError(f"{spec} is not callable (it is {type(target).__name__})")
-    return cast(StoreFactory, target)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -283,34 +253,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if report.ok else 1
 
 
-def open_factory(
-    parser: argparse.ArgumentParser, store: str, command: str | None, timeout: float
-) -> tuple[StoreFactory, str, WireStoreFactory | None] | int:
-    """The factory of ``--store`` or ``--command``, its name and the wire client if any.
-
-    A usage error exits through ``parser``; a server that cannot be started
-    prints one line and gives :data:`EXIT_SERVER`.
-    """
-    if command is None:
-        try:
-            return load_factory(store), store, None
-        except FactoryLoadError as error:
-            parser.error(f"--store: {error}")
-    if store != DEFAULT_STORE:
-        parser.error("--store and --command exclude each other")
-    if timeout <= 0:
-        parser.error("--timeout must be positive")
-    wire = WireStoreFactory(command, timeout=timeout)
-    try:
-        hello = wire.connection.hello
-    except WireError as error:
-        wire.close()
-        print(f"convledger-conformance: cannot start the store server {command!r}: {error}",
-              file=sys.stderr)
-        return EXIT_SERVER
-    return wire, f"{command} (wire: {hello.get('server')}, spec {hello.get('spec')})", wire
-
-
 def _selected(args: argparse.Namespace) -> list[Check] | None:
     """The checks ``-k`` and ``--chapter`` select; None (the whole suite) without them."""
     if args.keyword is None and args.chapter is None:
@@ -393,3 +335,8 @@ def _bench(factory: StoreFactory, args: argparse.Namespace, wire: WireStoreFacto
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+__all__ = [
+    "DEFAULT_STORE", "EXIT_CODES", "FactoryLoadError", "build_parser", "load_factory", "main",
+]

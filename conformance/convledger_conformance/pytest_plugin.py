@@ -29,7 +29,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from convledger_conformance.cli import FactoryLoadError, load_factory
+from convledger_conformance.factories import FactoryLoadError, load_factory
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import Check, StoreFactory, all_checks
 from convledger_conformance.runner import context_for

@@ -25,14 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from convledger.store import Capability
+from convledger_conformance.factories import DEFAULT_STORE, open_factory
 from convledger_conformance.vectors.traces import FORMAT, FORMAT_VERSION, replay
 from convledger_conformance.wire.connection import DEFAULT_TIMEOUT
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``convledger-conformance replay``."""
-    from convledger_conformance.cli import DEFAULT_STORE
-
     parser = argparse.ArgumentParser(
         prog="convledger-conformance replay",
         description="Replay a trace vector file against a store; report the first "
@@ -69,7 +68,6 @@ def load_traces(path: Path) -> list[dict[str, Any]]:
 
 def main(argv: Sequence[str]) -> int:
     """Entry point of ``convledger-conformance replay``."""
-    from convledger_conformance.cli import open_factory
     from convledger_conformance.runner import read_declaration
 
     parser = build_parser()

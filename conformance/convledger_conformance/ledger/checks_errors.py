@@ -111,7 +111,8 @@ def check_refusal_kinds(ctx: CheckContext) -> None:
 NOT_JUDGING = frozenset(
     f"convledger_conformance.{name}"
     for name in (
-        "runner", "report", "cli", "replay_command", "pytest_plugin", "testcase", "__main__"
+        "runner", "report", "cli", "factories", "replay_command", "pytest_plugin", "testcase",
+        "__main__",
     )
 )
 """Modules that run checks or render reports (and ``__main__``, which runs on import)."""

@@ -16,10 +16,8 @@ logs hold the shrunk program. :func:`trace_of_failure` then
    (:func:`minimize`: first all reads, then halves, quarters, ..., single steps).
 
 Calls a trace cannot express (spills, search, a fold without a name, a reopen, values
-without a JSON image) are left out of the log; the check in step 2 decides
-whether what remains still catches the store. Checks of the SQLite schema
-inspect the store's class and file, which the wrapper hides, so they are not
-recorded.
+without a JSON image) are left out of the log, and counted: when nothing
+remaining catches the store, the note says what was left out.
 
 The written file has the format of ``spec/vectors/traces/*.json``; a
 maintainer who adds it there (and to this package's copy) makes the failure a
@@ -84,9 +82,8 @@ class RecordingStore:
         self._store = unchecked(store)
         self._log = log
         self._lock = lock
-        self._unlogged: collections.Counter[str] = (
-            collections.Counter() if unlogged is None else unlogged)
-        """Calls left out of the log, by operation (see :func:`trace_of_failure`'s note)."""
+        # calls left out of the log, by operation and reason (trace_of_failure's note)
+        self._unlogged = collections.Counter[str]() if unlogged is None else unlogged
 
     def _logged(self, step: Callable[[], Step | None], call: Callable[[], Any]) -> Any:
         try:
@@ -99,8 +96,9 @@ class RecordingStore:
             with self._lock:
                 if made is not None:
                     self._log.append(made)
-                else:
-                    self._unlogged[f"{call_name(step)} (a value without a JSON image)"] += 1
+                else:  # counted, not logged; the closure is RecordingStore.<op>.<locals>.step
+                    operation = step.__qualname__.split(".")[-3]
+                    self._unlogged[f"{operation} (a value without a JSON image)"] += 1
 
     @property
     def capabilities(self) -> frozenset[Capability]:
@@ -242,11 +240,6 @@ class RecordingStore:
         return found
 
 
-def call_name(step: Callable[[], object]) -> str:
-    """The operation a logging closure of :class:`RecordingStore` stands for."""
-    return step.__qualname__.split(".")[-3] if "<locals>" in step.__qualname__ else "a call"
-
-
 class RecordingFactory:
     """Makes stores of ``factory`` wrapped in :class:`RecordingStore`; keeps the newest logs."""
 
@@ -254,8 +247,7 @@ class RecordingFactory:
         self._factory = factory
         self._lock = threading.Lock()
         self.logs: collections.deque[Log] = collections.deque(maxlen=KEPT_LOGS)
-        self.unlogged: collections.Counter[str] = collections.Counter()
-        """Calls no log holds, by operation and reason."""
+        self.unlogged = collections.Counter[str]()  # calls no log holds, by operation, reason
 
     def __call__(self) -> LedgerStore:
         log: Log = []
@@ -347,9 +339,8 @@ def trace_of_failure(
     replayed = 0
     for log in reversed(recorder.logs):
         steps = [step for step in log if has_json_image(step)]
-        if len(steps) < len(log):
-            recorder.unlogged["a call (a value whose JSON text reads back differently)"] += (
-                len(log) - len(steps))
+        recorder.unlogged["a call (a value whose JSON text reads back otherwise)"] += (
+            len(log) - len(steps))
         if not steps:
             continue
         replayed += 1
@@ -367,15 +358,13 @@ def trace_of_failure(
 
 def _why_not(replayed: int, unlogged: collections.Counter[str]) -> str:
     """Why no trace catches the failure: what was replayed, what could not be recorded."""
-    left_out = ", ".join(f"{count} x {name}" for name, count in sorted(unlogged.items()))
-    return (
-        f"no recorded store log reproduces the failure as a trace: replayed on a fresh "
-        f"store, each of the {replayed} newest logs with calls answers as the reference "
-        f"does. Left out of the logs: {left_out or 'nothing'}. So the failure lies where a "
-        f"trace cannot reach: in calls left out, in values the store shares with its "
-        f"caller in process (LED-014), in a race between threads, or in what the check "
-        f"inspects besides the store's answers (its class, its file)"
-    )
+    left_out = ", ".join(f"{n} x {name}" for name, n in sorted(unlogged.items()) if n)
+    return (f"no recorded store log reproduces the failure as a trace: replayed on a fresh "
+            f"store, each of the {replayed} newest logs with calls answers as the reference "
+            f"does. Left out of the logs: {left_out or 'nothing'}. So the failure lies where "
+            "a trace cannot reach: in calls left out, in values the store shares with its "
+            "caller in process (LED-014), in a race between threads, or in what the check "
+            "inspects besides the store's answers (its class, its file)")
 
 
 def _shortened(text: str, *, limit: int = 300) -> str:

@@ -51,7 +51,10 @@ _DEFAULT_FILE_MAKER: StoreMaker | None = None
 
 
 def new_file_store() -> SqliteStore:
-    """A fresh store on a new temporary file: ``--store convledger.sqlite:new_file_store``."""
+    """A fresh store on a new temporary file: ``--store convledger.sqlite:new_file_store``.
+
+    CAP-005: a new file per call, so each store is new, empty and shares nothing.
+    """
     global _DEFAULT_FILE_MAKER
     if _DEFAULT_FILE_MAKER is None:
         _DEFAULT_FILE_MAKER = file_store_factory()
