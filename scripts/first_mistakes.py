@@ -1,14 +1,15 @@
 """The README's "five mistakes every first store makes", derived from the gallery's kills.
 
-Not a test: run ``python scripts/first_mistakes.py [--gallery ledger] [--all-checks]
-[--profile smoke] [--top 5]``. It runs every broken store of ``tests/galleries/``
-(or of one gallery) against its focused checks, or with ``--all-checks``
-against the whole suite as a store's author would, derandomized and unshrunk
-(as ``scripts/kill_table.py`` does), and counts, for each requirement id, how
-many broken stores the run reported it failed for (the kill row's ``failed``:
-the store's tagged ids and whatever else its one bug breaks). It prints the
-ids killed most, each with the stores that failed it and its spec sentence,
-as a markdown table.
+Not a test: run ``python scripts/first_mistakes.py [--gallery ledger]
+[--all-checks] [--prefixes LED,ENV,...] [--profile smoke] [--top 5]``. It runs
+every broken store of ``tests/galleries/`` (or of one gallery) against its
+focused checks, or with ``--all-checks`` against the whole suite as a store's
+author would, derandomized and unshrunk (as ``scripts/kill_table.py`` does),
+and counts, for each requirement id, how many broken stores the run reported
+it failed for (the kill row's ``failed``: the store's tagged ids and whatever
+else its one bug breaks). It prints the ids killed most (of the chapters of
+``--prefixes`` when given; ties by id), each with the stores that failed it
+and its spec sentence, as a markdown table.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def main() -> int:
     parser.add_argument("--profile", default="smoke", help="the conformance profile")
     parser.add_argument("--top", type=int, default=5, help="how many ids to print")
     parser.add_argument("--gallery", help="one gallery (a module of tests/galleries)")
+    parser.add_argument("--prefixes", help="count only ids of these chapters (LED,ENV,...)")
     parser.add_argument("--all-checks", action="store_true",
                         help="run every check, not only each store's focused ones")
     arguments = parser.parse_args()
@@ -47,7 +49,9 @@ def main() -> int:
             killed_by[ident].append(broken.name)
         print(f"{broken.name}: {', '.join(sorted(row.failed))}", file=sys.stderr, flush=True)
     sentences = {requirement.id: requirement.summary for requirement in load_index()}
-    ranked = sorted(killed_by.items(), key=lambda item: (-len(item[1]), item[0]))
+    prefixes = tuple(f"{p.strip()}-" for p in (arguments.prefixes or "").split(",") if p.strip())
+    counted = {i: names for i, names in killed_by.items() if i.startswith(prefixes or ("",))}
+    ranked = sorted(counted.items(), key=lambda item: (-len(item[1]), item[0]))
     print(f"{stores} broken stores ({arguments.gallery or 'every gallery'}, "
           f"{'all checks' if arguments.all_checks else 'focused checks'}), "
           f"{len(killed_by)} ids failed (profile {arguments.profile})")
