@@ -6,9 +6,10 @@
                            [--timeout SECONDS] [--profile smoke|ci|thorough]
                            [-k EXPR] [--chapter LED[,TRN]] [--require CAP[,CAP]]
                            [--seed N | --derandomize] [--no-shrink]
-                           [--json PATH] [--junit PATH] [--record-failures DIR]
-                           [--list] [--version]
+                           [--json PATH] [--junit PATH] [--html PATH]
+                           [--record-failures DIR] [--list] [--version]
     convledger-conformance replay TRACE.json [--store MODULE:FACTORY | --command CMD]
+    convledger-conformance new-store PATH [--capabilities CAP[,CAP...]]
 
 Without ``--store`` it validates the embedded reference store
 (:data:`DEFAULT_STORE`). ``MODULE:FACTORY`` is imported with the working
@@ -148,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", metavar="PATH", type=Path, help="write the JSON report here")
     parser.add_argument("--junit", metavar="PATH", type=Path, help="write JUnit XML here")
+    parser.add_argument(  # html_report.py: the same data as --json, as one offline page
+        "--html", metavar="PATH", type=Path, help="write a self-contained HTML report here"
+    )
     parser.add_argument(
         "--list", action="store_true", help="list the checks and the ids they cover, then exit"
     )
@@ -184,6 +188,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         code: int = replay_main(arguments[1:])
         return code
+    if arguments[:1] == ["new-store"]:  # the implementer's skeleton (skeleton.py)
+        from convledger_conformance.skeleton import main as new_store
+
+        return new_store(arguments[1:])
     parser = build_parser()
     args = parser.parse_args(arguments)
     if args.list:
@@ -245,6 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.json.write_text(report.to_json(), "utf-8")
         if args.junit is not None:
             report.to_junit(args.junit)
+        if args.html is not None:
+            from convledger_conformance.html_report import write_html
+
+            write_html(report.to_dict(), args.html)
     except OSError as error:
         print(f"convledger-conformance: cannot write the report: {error}", file=sys.stderr)
         return 2
