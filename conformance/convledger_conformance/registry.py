@@ -129,6 +129,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.ledger.checks_capabilities",
     "convledger_conformance.ledger.checks_envelope",
     "convledger_conformance.ledger.checks_errors",
+    "convledger_conformance.ledger.checks_precedence",
     "convledger_conformance.sqlite.machine",
     "convledger_conformance.sqlite.checks",
     "convledger_conformance.sqlite.checks_opening",
