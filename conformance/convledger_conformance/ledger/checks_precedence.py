@@ -13,11 +13,13 @@ from functools import partial
 from typing import Any
 
 from convledger import canonical
+from convledger.canonical import JsonValue
 from convledger.capabilities import Capability
 from convledger.interface import require
 from convledger.store import LedgerStore
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import (
+    STAMP,
     accepted,
     archive,
     document,
@@ -205,3 +207,69 @@ def _placed(batch: list[Any], conversation_id: str) -> list[Any]:
 
     return [Envelope.from_draft(item, conversation_id, seq)
             for seq, item in enumerate(batch, start=1)]
+
+
+OPERATION: dict[str, JsonValue] = {"operationId": "op", "authorization": {}}
+
+
+@check("ERR-007", capability=Capability.SPILLS, optional=(PURGE,))
+def check_spill_precedence(ctx: CheckContext) -> None:
+    """ERR-007: spill calls wrong in two ways answer the earlier step of the general table."""
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, Capability.SPILLS)
+        store.append("c", [draft("stored")])
+        store.put_spill("c", b"abc", media_type="text/plain", operation=OPERATION,
+                        reference="live", event_id="s-1", occurred_at=STAMP)
+
+        def deny(_: object) -> bool:
+            return False
+
+        def put(conversation: str, reference: str, media: str, event_id: str) -> Any:
+            return partial(store.put_spill, conversation, b"x", media_type=media,
+                           operation=OPERATION, reference=reference, event_id=event_id,
+                           occurred_at=STAMP)
+
+        cases: list[tuple[str, Any, str]] = [
+            ("get_spill of an unknown reference with a denying callback",
+             partial(store.get_spill, "c", "nope", authorize=deny), "not_found"),
+            ("get_spill of an empty reference with a denying callback",
+             partial(store.get_spill, "c", "", authorize=deny), "invalid_input"),
+            ("put_spill with an empty media type on a live reference",
+             put("c", "live", "", "s-2"), "invalid_input"),
+            ("delete_spill of an unknown reference with a stored eventId",
+             partial(store.delete_spill, "c", "nope", event_id="stored", occurred_at=STAMP),
+             "not_found"),
+            ("delete_spill with an unknown reason of an unknown reference",
+             partial(untyped(store).delete_spill, "c", "nope", reason="lost", event_id="s-3",
+                     occurred_at=STAMP), "invalid_input"),
+        ]
+        if PURGE in store.capabilities:
+            store.append("p", [draft("p-1")])
+            require(store, Capability.PURGE).purge("p")
+            cases += [
+                ("put_spill with an empty media type into a purged conversation",
+                 put("p", "r", "", "s-4"), "invalid_input"),
+                ("put_spill with a stored eventId into a purged conversation",
+                 put("p", "r", "text/plain", "stored"), "purged"),
+                ("delete_spill of an unknown reference of a purged conversation",
+                 partial(store.delete_spill, "p", "nope", event_id="s-5", occurred_at=STAMP),
+                 "purged"),
+            ]
+        for what, call, kind in cases:
+            refused(call, kind, "ERR-007", what, store=store, touched=["c", "p"])
+
+    run_once(ctx, body)
+
+
+@check("ERR-007", capability=Capability.SEARCH)
+def check_search_precedence(ctx: CheckContext) -> None:
+    """ERR-007: a search with a bad limit and a denying callback is invalid_input."""
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, Capability.SEARCH)
+        store.append("other", [draft("o-1", "findable words")])
+        refused(partial(store.search, "me", "findable", limit=0, authorize=lambda _: False),
+                "invalid_input", "ERR-007", "a search with limit 0 and a denying callback")
+
+    run_once(ctx, body)
