@@ -276,3 +276,29 @@ def check_wire_error_details(ctx: CheckContext) -> None:
         _ask(exchange, "close", "WIR-025", store=handle)
 
     _with_channel(ctx, body)
+
+
+@check("WIR-026", "WIR-013")
+def check_wire_null_arguments(ctx: CheckContext) -> None:
+    """WIR-026: a null argument is the value null; an unnamed member is ignored."""
+
+    def body(exchange: Exchange) -> None:
+        handle, _ = _new_store(exchange)
+        appended = _ask(exchange, "append", "WIR-026", store=handle, conversationId="c",
+                        drafts=[_draft_map("w-n1", 1)], expectedHead=None)
+        if not isinstance(appended.get("ok"), list):
+            fail("WIR-026", f"an append with expectedHead null answered {appended!r}")
+        page = _ask(exchange, "read", "WIR-026", store=handle, conversationId="c", toSeq=None)
+        if not isinstance(page.get("ok"), dict) or "nextSeq" in page["ok"]:
+            fail(("WIR-026", "WIR-013"), f"a read with toSeq null answered {page!r}")
+        for name in ("fromSeq", "limit"):
+            reply = _ask(exchange, "read", "WIR-026", store=handle, conversationId="c",
+                         **{name: None})
+            _refusal(reply, "invalid_input", "WIR-026", f"a read with {name} null")
+        head = _ask(exchange, "head", "WIR-026", store=handle, conversationId="c",
+                    unnamed="ignored")
+        if head.get("ok") != 1:
+            fail("WIR-026", f"a head with a member its row does not name answered {head!r}")
+        _ask(exchange, "close", "WIR-026", store=handle)
+
+    _with_channel(ctx, body)
