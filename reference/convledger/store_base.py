@@ -126,7 +126,7 @@ class StoreBase(abc.ABC):
 
     def head(self, conversation_id: str) -> int:
         """LED-012: the last seq, 0 for a conversation without events."""
-        check_identifier(conversation_id, "conversationId", "ENV-005")
+        check_identifier(conversation_id, "conversationId", "ENV-005")  # LED-020, before any read
         return self._head(conversation_id)
 
     def export_conversation(self, conversation_id: str) -> bytes:

@@ -273,3 +273,27 @@ def check_search_precedence(ctx: CheckContext) -> None:
                 "invalid_input", "ERR-007", "a search with limit 0 and a denying callback")
 
     run_once(ctx, body)
+
+
+@check("LED-020", optional=(PURGE,))
+def check_conversation_ids_refused(ctx: CheckContext) -> None:
+    """LED-020: every ledger operation refuses a conversationId that is not a non-empty string."""
+
+    def body(store: LedgerStore) -> None:
+        loose = untyped(store)
+        store.append("c", [draft("l-0")])
+        bads: tuple[Any, ...] = ("", 5, None, "\ud800")
+        for n, bad in enumerate(bads):
+            calls: dict[str, Any] = {
+                "append": partial(loose.append, bad, [draft(f"l-{n}")]),
+                "read": partial(loose.read, bad),
+                "head": partial(loose.head, bad),
+                "exportConversation": partial(loose.export_conversation, bad),
+            }
+            if PURGE in store.capabilities:
+                calls["purge"] = partial(untyped(require(store, Capability.PURGE)).purge, bad)
+            for name, call in calls.items():
+                refused(call, "invalid_input", "LED-020", f"{name} of conversationId {bad!r}",
+                        store=store, touched=["c"])
+
+    run_once(ctx, body)
