@@ -67,6 +67,17 @@ class Check:
     doc: str = ""
     also: tuple[Capability, ...] = ()
     """Further capabilities the check needs besides ``capability`` (all must be declared)."""
+    optional: tuple[Capability, ...] = ()
+    """Capabilities the check uses when they are declared, and whose absence still lets it
+    establish every id it covers (a purge check reads runs back only when there are runs).
+
+    A capability whose absence leaves a precondition of one of its ids unestablished
+    belongs in ``also`` instead, so the check is not run and its ids are
+    ``not_applicable`` (with the reason) rather than passed vacuously:
+    ``tests/test_vacuous_passes.py`` runs every check on stores lacking each
+    capability it uses and fails for one that passes without a capability it
+    neither needs (``also``) nor names here.
+    """
 
     def missing(self, declared: frozenset[Capability]) -> tuple[Capability, ...]:
         """The capabilities this check needs that ``declared`` lacks (empty: it may run)."""
@@ -77,13 +88,18 @@ _CHECKS: dict[str, Check] = {}
 
 
 def check(
-    *ids: str, capability: Capability = Capability.LEDGER, also: tuple[Capability, ...] = ()
+    *ids: str,
+    capability: Capability = Capability.LEDGER,
+    also: tuple[Capability, ...] = (),
+    optional: tuple[Capability, ...] = (),
 ) -> Callable[[CheckFunction], CheckFunction]:
     """Register the decorated function as a check covering ``ids``.
 
     ``capability`` is the capability the check exercises; ``also`` names
     capabilities it merely needs to set its scene (purge traces need
     transitions to create runs). The check runs only when all are declared.
+    ``optional`` names capabilities it uses only when declared, whose absence
+    still establishes its ids (see :attr:`Check.optional`).
     """
     if not ids:
         raise ValueError("a check must cover at least one requirement id")
@@ -99,6 +115,7 @@ def check(
             run=function,
             doc=(function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else "",
             also=tuple(also),
+            optional=tuple(optional),
         )
         return function
 
@@ -112,6 +129,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.ledger.checks_capabilities",
     "convledger_conformance.ledger.checks_envelope",
     "convledger_conformance.ledger.checks_errors",
+    "convledger_conformance.ledger.checks_precedence",
     "convledger_conformance.sqlite.machine",
     "convledger_conformance.sqlite.checks",
     "convledger_conformance.sqlite.checks_opening",

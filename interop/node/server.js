@@ -388,16 +388,18 @@ class MemoryStore {
       const payloadText = canonical(draft.payload); // ENV-009
       return { draft, payload: JSON.parse(payloadText) };
     });
-    for (const { draft, payload } of batch) this.checkPayload(draft.kind, draft.schemaVersion, payload);
+    // ERR-010: every invalid_input of the call alone, then a repeated eventId of the batch,
+    // then conflict, then a stored eventId (this store has no purge).
+    for (const { draft, payload } of batch) {
+      this.checkPayload(draft.kind, draft.schemaVersion, payload);
+      if (RUNTIME_KINDS.has(draft.kind)) throw invalid(`${draft.kind} is never appended`, 'TRN-108', 'kind');
+    }
+    const expected = args.expectedHead;
+    if (expected !== undefined && expected !== null) checkCount(expected, 'expectedHead', 'LED-005', 0);
     const seen = new Set();
     for (const { draft } of batch) {
       if (seen.has(draft.eventId)) throw new Refusal('duplicate', 'an eventId repeats in the batch', 'LED-003', { identity: draft.eventId });
       seen.add(draft.eventId);
-    }
-    const expected = args.expectedHead;
-    if (expected !== undefined && expected !== null) checkCount(expected, 'expectedHead', 'LED-005', 0);
-    for (const { draft } of batch) {
-      if (RUNTIME_KINDS.has(draft.kind)) throw invalid(`${draft.kind} is never appended`, 'TRN-108', 'kind');
     }
     const headSeq = this.headOf(conversationId);
     if (expected !== undefined && expected !== null && BigInt(expected) !== BigInt(headSeq)) {
@@ -581,6 +583,7 @@ class Server {
       return { id, ok: this.dispatch(request.op, args) };
     } catch (error) {
       if (error instanceof Refusal) {
+        // WIR-025: details hold the members of the kind's row of wire.md's table.
         return { id, error: { kind: error.kind, message: error.message, requirement: error.requirement, details: error.details } };
       }
       return { id, error: { kind: 'internal', message: String(error && error.stack) } };

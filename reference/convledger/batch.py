@@ -22,6 +22,7 @@ from convledger import codec
 from convledger.envelope import EventDraft, check_identifier, validate_draft_fields
 from convledger.errors import CanonicalJsonError, DuplicateError, InvalidInputError
 from convledger.kinds import KindRegistry
+from convledger.runtime.state import RUNTIME_KINDS
 from convledger.store_interface import MAX_BATCH
 
 
@@ -38,14 +39,27 @@ def validated_batch(
     """
     check_identifier(conversation_id, "conversationId", "ENV-005")
     # LED-004: any refusal here refuses the whole batch before the store is touched.
+    # ERR-010: every invalid_input of the call alone comes first, in this order, and
+    # only then the duplicate of an eventId repeated inside the batch.
     # _detached encodes each payload once; that encoding is also its ENV-009 check.
     batch = tuple(_detached(validate_draft_fields(draft)) for draft in _as_batch(drafts))
     for draft in batch:
         registry.check_payload(draft.kind, draft.schema_version, draft.payload)
-    _refuse_repeated_ids(batch)
+        _refuse_runtime_kind(draft)
     if expected_head is not None:
         check_count(expected_head, "expected_head", "LED-005", minimum=0)
+    _refuse_repeated_ids(batch)
     return batch
+
+
+def _refuse_runtime_kind(draft: EventDraft) -> None:
+    """TRN-108: only migration and applied transitions write the runtime kinds (and import)."""
+    if draft.kind in RUNTIME_KINDS:
+        raise InvalidInputError(
+            f"{draft.kind} is written by migration and transitions only, never appended",
+            requirement="TRN-108",
+            field="kind",
+        )
 
 
 def _as_batch(drafts: object) -> tuple[EventDraft, ...]:
@@ -98,7 +112,10 @@ def _refuse_repeated_ids(batch: tuple[EventDraft, ...]) -> None:
 def check_count(
     value: object, field: str, requirement: str, *, minimum: int, maximum: int | None = None
 ) -> int:
-    """``value`` as an int in ``minimum..maximum``; else InvalidInputError (LED-005, LED-010)."""
+    """``value`` as an int in ``minimum..maximum``; else InvalidInputError (LED-005, LED-010).
+
+    CAN-017: a float (1.0, 1e0) is not an integer argument, whatever its value.
+    """
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(
             f"{field} must be an integer, got {value!r}", requirement=requirement, field=field

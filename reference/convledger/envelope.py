@@ -197,9 +197,10 @@ def validate_draft_fields(draft: object) -> EventDraft:
     check_identifier(draft.event_id, "eventId", "ENV-004")
     check_identifier(draft.kind, "kind", "ENV-007")
     check_occurred_at(draft.occurred_at)
+    # ENV-012: a draft's ignorable is a boolean; false is allowed here and stored as absent.
     if draft.ignorable is not True and draft.ignorable is not False:
         raise InvalidInputError(
-            "ignorable must be a bool", requirement="ENV-010", field="ignorable"
+            "a draft's ignorable must be a bool", requirement="ENV-012", field="ignorable"
         )
     return draft
 
@@ -220,7 +221,11 @@ def check_identifier(value: object, field: str, requirement: str) -> str:
 
 
 def check_positive_integer(value: object, field: str, requirement: str) -> int:
-    """ENV-003/006: an integer in 1 .. 2**53 - 1 (booleans are not integers)."""
+    """ENV-003/006: an integer in 1 .. 2**53 - 1 (booleans are not integers).
+
+    CAN-017: a float is refused whatever its value, 1.0 included: these members
+    are integers of the carrier, not JSON numbers.
+    """
     if (
         isinstance(value, bool)
         or not isinstance(value, int)

@@ -53,7 +53,6 @@ from convledger.projections import companion as projection_companion
 from convledger.projections.companion import projection_problems
 from convledger.projections.definition import Checkpoint, ProjectionDefinition, check_definition
 from convledger.runtime.companion import COMPANION
-from convledger.runtime.state import RUNTIME_KINDS
 from convledger.spills import companion as spill_companion
 from convledger.spills.objects import SpillMetadata
 from convledger.store_interface import (
@@ -96,14 +95,8 @@ class StoreBase(abc.ABC):
         :meth:`_append` receives the drafts with detached payloads (see
         :func:`convledger.batch._detached`): plain decoded JSON that no caller holds (LED-014).
         """
+        # TRN-108 and the order of refusals (ERR-010) are validated_batch's, shared by every path.
         batch = validated_batch(self._registry, conversation_id, drafts, expected_head)
-        for draft in batch:
-            if draft.kind in RUNTIME_KINDS:
-                raise InvalidInputError(
-                    f"{draft.kind} is written by migration and transitions only, never appended",
-                    requirement="TRN-108",
-                    field="kind",
-                )
         return self._append(conversation_id, batch, expected_head)
 
     def read(
@@ -133,7 +126,7 @@ class StoreBase(abc.ABC):
 
     def head(self, conversation_id: str) -> int:
         """LED-012: the last seq, 0 for a conversation without events."""
-        check_identifier(conversation_id, "conversationId", "ENV-005")
+        check_identifier(conversation_id, "conversationId", "ENV-005")  # LED-020, before any read
         return self._head(conversation_id)
 
     def export_conversation(self, conversation_id: str) -> bytes:
@@ -151,6 +144,11 @@ class StoreBase(abc.ABC):
         self, archive: bytes, *, projections: Sequence[ProjectionDefinition] = ()
     ) -> ImportReport:
         """ARC-003 .. ARC-013: decode and check, then write all or nothing.
+
+        The order of the refusals is ERR-011's: the bytes, another
+        formatVersion, the content in document order (decode_archive), SPL-042,
+        the capabilities of the companions, the definitions, and only then the
+        store's state in ``_import`` (purged, conflict, duplicate).
 
         ``projections`` are the definitions of the archive's checkpoints that
         are not built in; a checkpoint is imported only when its fold over the
@@ -184,6 +182,7 @@ class StoreBase(abc.ABC):
         if problems:
             raise problems[0]
         self._import(decoded)
+        # ARC-017: events is the count of the archive's events, ignorable ones included.
         return ImportReport(
             conversation_id=decoded.conversation_id,
             events=len(decoded.events),
@@ -194,7 +193,11 @@ class StoreBase(abc.ABC):
         """Release resources; the default store has none."""
 
     def _require(self, capability: Capability, operation: str) -> None:
-        """CAP-002: refuse an operation whose capability this store does not declare."""
+        """CAP-002: refuse an operation whose capability this store does not declare.
+
+        ERR-007: every operation calls this first, then checks its arguments
+        alone, and only then reads the stored state.
+        """
         if capability not in self.capabilities:
             raise not_supported(capability, operation)
 

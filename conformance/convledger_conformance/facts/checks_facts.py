@@ -132,7 +132,7 @@ def schedules(store: LedgerStore, *, host_class: type[Host] = Host) -> None:
         fail("FCT-011", f"an every schedule fired as {tick[0]!r}")
 
 
-@check("FCT-010", "FCT-011", "FCT-012", "FCT-013", "FCT-014")
+@check("FCT-010", "FCT-011", "FCT-012", "FCT-013", "FCT-014", optional=(Capability.FACT_ROWS,))
 def check_schedules(ctx: CheckContext) -> None:
     """A fake clock drives on-time, late, repeating, cancelled and failing schedules."""
     run_once(ctx, schedules)
@@ -155,7 +155,7 @@ def spawning(store: LedgerStore, *, host_class: type[Host] = Host) -> None:
         fail("FCT-020", f"spawn recorded as {parent!r}")
 
 
-@check("FCT-020")
+@check("FCT-020", optional=(Capability.FACT_ROWS,))
 def check_spawn_then_record(ctx: CheckContext) -> None:
     """The executor spawns first; a refused spawn leaves no spawned child."""
     run_once(ctx, spawning)
@@ -187,7 +187,7 @@ def fate_table(store: LedgerStore, *, host_class: type[Host] = Host) -> None:
             fail(ids, f"parent {reason}: children {states!r} / {own!r}, expected {expected!r}")
 
 
-@check("FCT-021", "FCT-022", capability=Capability.TRANSITIONS)
+@check("FCT-021", "FCT-022", capability=Capability.TRANSITIONS, optional=(Capability.FACT_ROWS,))
 def check_children_fate_table(ctx: CheckContext) -> None:
     """Stopping reasons stop (or lose) the children; every other terminal leaves them."""
     run_once(ctx, fate_table)
@@ -206,7 +206,7 @@ def purged_parent(store: LedgerStore, *, host_class: type[Host] = Host) -> None:
         fail("FCT-023", f"child states {own!r}, parent head {store.head(PARENT)}")
 
 
-@check("FCT-023", also=(Capability.PURGE,))
+@check("FCT-023", also=(Capability.PURGE,), optional=(Capability.FACT_ROWS,))
 def check_child_outlives_a_purged_parent(ctx: CheckContext) -> None:
     """A purged parent takes no more events; the child records its state on its own side."""
     run_once(ctx, purged_parent)

@@ -21,6 +21,7 @@ import convledger
 from convledger.errors import ERROR_KINDS
 from convledger.wire.frames import decode_body, encode_frame
 from convledger.wire.server import CARRIED, PROTOCOL_VERSION, WireServer
+from convledger.wire.server import OPERATIONS as REQUESTS
 from convledger.wire.values import INTERNAL
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import (
@@ -131,6 +132,10 @@ def check_wire_replies(ctx: CheckContext) -> None:
         fail("WIR-008", "internal must not be one of the refusal kinds")
 
 
+UNLISTED = frozenset({"newStore", "reopen", "close", "capabilities"})
+"""The requests WIR-006 keeps out of hello's ``operations``."""
+
+
 @check("WIR-006", "WIR-022")
 def check_wire_hello(ctx: CheckContext) -> None:
     """WIR-006, WIR-022: hello answers the versions and the declaration; other versions refused."""
@@ -147,6 +152,12 @@ def check_wire_hello(ctx: CheckContext) -> None:
         ):
             fail("WIR-006", f"hello lacks server or operations: {hello!r}")
         _, declared = _new_store(exchange)
+        served = {name for name in hello["operations"] if isinstance(name, str)}
+        owed = {op for op, entry in REQUESTS.items()
+                if entry.capability.value in declared and op not in UNLISTED}
+        if len(served) != len(hello["operations"]) or not owed <= served:
+            fail("WIR-006", f"hello's operations {hello['operations']!r} lack "
+                 f"{sorted(owed - served)} of the declared capabilities, or hold a non-text name")
         if sorted(hello.get("capabilities", [])) != sorted(declared):
             fail("WIR-006", "hello and newStore declare different capabilities")
         # in process, the reference server sends the factory's declaration less what the

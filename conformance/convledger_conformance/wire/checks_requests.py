@@ -191,7 +191,8 @@ def check_wire_store_handles(ctx: CheckContext) -> None:
     _with_channel(ctx, body)
 
 
-@check("WIR-021")
+# Judges whatever the server declares, so no capability is a precondition of WIR-021.
+@check("WIR-021", optional=tuple(item for item in Capability if item is not Capability.LEDGER))
 def check_wire_declaration(ctx: CheckContext) -> None:
     """WIR-021: a declared capability is one the protocol carries and the server serves."""
 
@@ -217,3 +218,87 @@ def check_wire_declaration(ctx: CheckContext) -> None:
     (reply,) = with_everything.answer_frames(_request(1, "newStore"))
     if set(reply["ok"]["capabilities"]) - {item.value for item in CARRIED}:
         fail("WIR-021", "the reference server passes on capabilities it cannot serve")
+
+
+DETAILS: dict[str, dict[str, type]] = {
+    "conflict": {"actual": int},
+    "duplicate": {"identity": str},
+    "replay_refused": {"conversationId": str, "seq": int, "eventId": str,
+                       "schemaVersion": int, "eventKind": str},
+    "purged": {"conversationId": str},
+}
+"""WIR-025: the members of ``details`` of the kinds that carry some, with their types."""
+
+
+def _details(reply: dict[str, Any], kind: str, expected: dict[str, Any], what: str) -> None:
+    """The refusal's details hold exactly ``expected`` (besides an optional ``field``)."""
+    _refusal(reply, kind, "WIR-025", what)
+    details = reply["error"].get("details", {})
+    if not isinstance(details, dict):
+        fail("WIR-025", f"{what}: details {details!r} are not a map")
+    for name in details:
+        if name not in DETAILS.get(kind, {}) and not (kind == "invalid_input" and name == "field"):
+            fail("WIR-025", f"{what}: details carry {name!r}, which the table of {kind} lacks")
+    for name, value in expected.items():
+        got = details.get(name)
+        if got != value or type(got) is not DETAILS[kind][name]:
+            fail("WIR-025", f"{what}: details.{name} is {got!r}, expected {value!r}")
+
+
+@check("WIR-025", "RPL-003", optional=(Capability.PURGE,))
+def check_wire_error_details(ctx: CheckContext) -> None:
+    """WIR-025, RPL-003: each refusal's details carry the members of its kind, by those names."""
+
+    def body(exchange: Exchange) -> None:
+        handle, declared = _new_store(exchange)
+        stored = _draft_map("w-d1", 1)
+        _ask(exchange, "append", "WIR-025", store=handle, conversationId="c", drafts=[stored])
+        stale = _ask(exchange, "append", "WIR-025", store=handle, conversationId="c",
+                     drafts=[_draft_map("w-d2", 2)], expectedHead=5)
+        _details(stale, "conflict", {"actual": 1}, "an append with a stale expected head")
+        again = _ask(exchange, "append", "WIR-025", store=handle, conversationId="d",
+                     drafts=[stored])
+        _details(again, "duplicate", {"identity": "w-d1"}, "an append of a stored eventId")
+        event = {**wires("r", [draft("w-r1", kind="x/unknown", payload={},
+                                     schema_version=3)])[0]}
+        refused_import = _ask(exchange, "importConversation", "WIR-025", store=handle,
+                              archive=archive("r", [event]))
+        _details(refused_import, "replay_refused",
+                 {"conversationId": "r", "seq": 1, "eventId": "w-r1", "schemaVersion": 3,
+                  "eventKind": "x/unknown"}, "an import of an unknown, non-ignorable event")
+        bad = _ask(exchange, "read", "WIR-025", store=handle, conversationId="c", limit=0)
+        _details(bad, "invalid_input", {}, "a read with limit 0")
+        if "purge" in declared:
+            _ask(exchange, "purge", "WIR-025", store=handle, conversationId="c")
+            late = _ask(exchange, "append", "WIR-025", store=handle, conversationId="c",
+                        drafts=[_draft_map("w-d3", 3)])
+            _details(late, "purged", {"conversationId": "c"}, "an append to a purged conversation")
+        _ask(exchange, "close", "WIR-025", store=handle)
+
+    _with_channel(ctx, body)
+
+
+@check("WIR-026", "WIR-013")
+def check_wire_null_arguments(ctx: CheckContext) -> None:
+    """WIR-026: a null argument is the value null; an unnamed member is ignored."""
+
+    def body(exchange: Exchange) -> None:
+        handle, _ = _new_store(exchange)
+        appended = _ask(exchange, "append", "WIR-026", store=handle, conversationId="c",
+                        drafts=[_draft_map("w-n1", 1)], expectedHead=None)
+        if not isinstance(appended.get("ok"), list):
+            fail("WIR-026", f"an append with expectedHead null answered {appended!r}")
+        page = _ask(exchange, "read", "WIR-026", store=handle, conversationId="c", toSeq=None)
+        if not isinstance(page.get("ok"), dict) or "nextSeq" in page["ok"]:
+            fail(("WIR-026", "WIR-013"), f"a read with toSeq null answered {page!r}")
+        for name in ("fromSeq", "limit"):
+            reply = _ask(exchange, "read", "WIR-026", store=handle, conversationId="c",
+                         **{name: None})
+            _refusal(reply, "invalid_input", "WIR-026", f"a read with {name} null")
+        head = _ask(exchange, "head", "WIR-026", store=handle, conversationId="c",
+                    unnamed="ignored")
+        if head.get("ok") != 1:
+            fail("WIR-026", f"a head with a member its row does not name answered {head!r}")
+        _ask(exchange, "close", "WIR-026", store=handle)
+
+    _with_channel(ctx, body)

@@ -201,7 +201,7 @@ def import_report_in(value: object) -> ImportReport:
 
 
 def error_out(error: LedgerError) -> dict[str, Any]:
-    """``{kind, message, requirement, details}``; details carry each kind's extra members."""
+    """``{kind, message, requirement, details}``; details carry each kind's members (WIR-025)."""
     details: dict[str, Any] = {}
     if isinstance(error, ConflictError) and error.actual is not None:
         details["actual"] = error.actual

@@ -213,7 +213,8 @@ class WireServer:
             raise NotSupportedError(
                 f"the protocol carries no request {op!r}", requirement="WIR-007", capability=""
             )
-        # The store refuses an operation it does not declare itself (CAP-002).
+        # The store refuses an operation it does not declare itself (CAP-002). WIR-026: the
+        # handlers read the members their row names, null as null, and ignore any other.
         return entry.handler(unchecked(store), args)
 
     def _hello(self, args: dict[str, Any]) -> object:
