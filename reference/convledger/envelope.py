@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from convledger import canonical, codec
+from convledger import canonical, codec, limits
 from convledger.canonical import JsonValue
 from convledger.errors import CanonicalJsonError, InvalidInputError
 
@@ -205,41 +205,26 @@ def validate_draft_fields(draft: object) -> EventDraft:
 
 
 def check_identifier(value: object, field: str, requirement: str) -> str:
-    """ENV-004/005/007: a non-empty string of Unicode scalar values (NUL and '/' allowed)."""
-    if not isinstance(value, str) or not value:
-        raise InvalidInputError(
-            f"{field} must be a non-empty string", requirement=requirement, field=field
-        )
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(
-            f"{field} contains a lone surrogate", requirement=requirement, field=field
-        ) from None
-    return value
+    """ENV-004/005/007: a non-empty string of Unicode scalar values (NUL and '/' allowed, LIM-003).
+
+    At most LIM-001's bytes of UTF-8 (:func:`convledger.limits.check_text`).
+    """
+    return limits.check_text(value, field, requirement)
 
 
 def check_positive_integer(value: object, field: str, requirement: str) -> int:
     """ENV-003/006: an integer in 1 .. 2**53 - 1 (booleans are not integers)."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int)
-        or not 1 <= value <= canonical.MAX_SAFE_INTEGER
-    ):
-        raise InvalidInputError(
-            f"{field} must be an integer from 1 to 2**53 - 1, got {value!r}",
-            requirement=requirement,
-            field=field,
-        )
-    return value
+    return limits.check_integer(value, field, requirement, minimum=1)
 
 
 def check_occurred_at(value: object) -> str:
     """ENV-008: an RFC 3339 date-time with an offset; the string itself is what is kept."""
-    match = _RFC3339.fullmatch(value) if isinstance(value, str) else None
+    # LIM-008: at most 64 characters, checked before the pattern so no huge string is scanned.
+    short = isinstance(value, str) and len(value) <= limits.MAX_OCCURRED_AT_BYTES
+    match = _RFC3339.fullmatch(value) if short else None  # type: ignore[arg-type]
     if match is None or not _valid_fields(match):
         raise InvalidInputError(
-            f"occurredAt must be an RFC 3339 date-time with an offset, got {value!r}",
+            f"occurredAt must be an RFC 3339 date-time with an offset, got {limits.shown(value)}",
             requirement="ENV-008",
             field="occurredAt",
         )

@@ -228,15 +228,19 @@ class WireServer:
         probe = self._maker()
         try:
             declared = declared_over_wire(probe)
+            limits = dict(getattr(probe, "declared_limits", {}))
         finally:
             probe.close()
-        return {
+        answer: dict[str, Any] = {
             "protocol": PROTOCOL_VERSION,
             "spec": convledger.SPEC_VERSION,  # WIR-022: the registry is this version's kinds.json
             "server": self._name,
             "capabilities": declared,
             "operations": sorted(OPERATIONS),
         }
+        if limits:  # LIM-010: a store that raises a limit says so in hello
+            answer["limits"] = limits
+        return answer
 
     def _register(self, store: LedgerStore) -> dict[str, Any]:
         handle = next(self._handles)
