@@ -107,6 +107,7 @@ def run_corpus(store: LedgerStore, profile: str) -> Tally:
             break
         if outcome != case.expect:
             failures.append((case, f"ended as {outcome}, expected {case.expect}"))
+            before = digest(store)  # what it changed is this case's failure, not the next one's
         elif digest(store) != before:
             failures.append((case, "the store changed (ERR-004)"))
             break

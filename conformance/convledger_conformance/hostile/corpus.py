@@ -24,8 +24,10 @@ import attrs
 from convledger.limits import BY_NAME
 
 SEED: Final = 16
-PER_OPERATION: Final = {"smoke": 12, "ci": 210, "thorough": 1000}
-"""Cases drawn per operation; ci gives at least 1,000 over the five operations of the ledger."""
+TOTAL: Final = {"smoke": 150, "ci": 1_000, "thorough": 10_000}
+"""The fewest cases a profile draws over all the store's operations (ci: 1,000 for any store)."""
+PER_OPERATION: Final = {"smoke": 5, "ci": 40, "thorough": 200}
+"""The fewest cases a profile draws for each operation, however many the store declares."""
 
 CONVERSATION: Final = "h"
 """The conversation the corpus prepares (two events, and a run with transitions)."""

@@ -29,6 +29,7 @@ from convledger_conformance.hostile.corpus import (
     OVERSIZED_ARCHIVES,
     OVERSIZED_JSON,
     PER_OPERATION,
+    TOTAL,
     PROJECTION,
     RUN,
     SEED,
@@ -237,9 +238,11 @@ def _lazy(slot: Slot, make: Callable[[Mapping[str, int], random.Random], object]
 def corpus(profile: str, declared: frozenset[Capability],
            limits: Mapping[str, int]) -> tuple[Case, ...]:
     """The seeded cases for the operations ``declared`` (LIM-001 .. LIM-009)."""
-    per_operation = PER_OPERATION.get(profile, PER_OPERATION["ci"])
-    cases: list[Case] = []
     operations = sorted({slot.operation for slot in SLOTS if slot.capability in declared})
+    total = TOTAL.get(profile, TOTAL["ci"])
+    per_operation = max(PER_OPERATION.get(profile, PER_OPERATION["ci"]),
+                        -(-total // len(operations)))
+    cases: list[Case] = []
     for operation in operations:
         rng = random.Random(f"{SEED}:{operation}")
         slots = [slot for slot in SLOTS if slot.operation == operation]
