@@ -431,7 +431,7 @@ def test_tuple_and_read_only_mapping_payloads_accepted() -> None:
 def test_deeply_nested_payload_appends_and_reads() -> None:
     """LED-014, ENV-011, LIM-005: a payload nested 128 deep (the limit) is stored and copied."""
     value: Any = "leaf"
-    for _ in range(128):
+    for _ in range(127):  # the payload object is the 128th level
         value = [value]
     store = MemoryStore()
     stored = store.append("conv", [draft("e1", value=value)])

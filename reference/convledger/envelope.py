@@ -221,7 +221,7 @@ def check_occurred_at(value: object) -> str:
     """ENV-008: an RFC 3339 date-time with an offset; the string itself is what is kept."""
     # LIM-008: at most 64 characters, checked before the pattern so no huge string is scanned.
     short = isinstance(value, str) and len(value) <= limits.MAX_OCCURRED_AT_BYTES
-    match = _RFC3339.fullmatch(value) if short else None  # type: ignore[arg-type]
+    match = _RFC3339.fullmatch(value) if short and isinstance(value, str) else None
     if match is None or not _valid_fields(match):
         raise InvalidInputError(
             f"occurredAt must be an RFC 3339 date-time with an offset, got {limits.shown(value)}",
@@ -237,6 +237,7 @@ def _valid_fields(match: re.Match[str]) -> bool:
         return False
     if month == 2 and day == 29 and not (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)):
         return False
+    # LIM-009: a leap second (60) is valid in any minute; 61 and above are not
     if int(match["hour"]) > 23 or int(match["minute"]) > 59 or int(match["second"]) > 60:
         return False
     if match["off_hour"] is not None and (

@@ -31,7 +31,7 @@ from convledger.errors import InvalidInputError
 
 @attrs.frozen
 class Limit:
-    """One limit: its name in ``spec/limits.json``, value, unit, id and whether a store may raise it."""
+    """One limit of ``spec/limits.json``: name, value, unit, id, whether a store may raise it."""
 
     name: str
     value: int
@@ -89,7 +89,9 @@ def check_text(value: object, field: str, requirement: str, *, empty: bool = Fal
             requirement=requirement,
             field=field,
         )
-    if len(value) > MAX_IDENTIFIER_BYTES:  # LIM-001: every character is at least one byte
+    # LIM-001: every character is at least one byte; LIM-011: a huge string is refused on its
+    # length alone, before it is encoded or scanned
+    if len(value) > MAX_IDENTIFIER_BYTES:
         raise _too_long(field, len(value))
     try:
         encoded = value.encode("utf-8")

@@ -1,4 +1,4 @@
-"""Checks of chapter LIM: hostile input gets a typed refusal and changes nothing (LIM-001 .. LIM-012).
+"""Checks of chapter LIM: hostile input gets a typed refusal and changes nothing.
 
 :func:`run_corpus` runs the seeded corpus (:mod:`.operations`) against one
 prepared store: every case must end as its expected kind (never ``internal``,
@@ -38,6 +38,10 @@ from convledger_conformance.wire.channel import (
 
 CALL_BOUND: Final = 60.0
 """Seconds one hostile call may take (LIM-011): a bound on hangs, far above any honest call."""
+
+
+MAX_FAILURES: Final = 10
+"""A run stops after this many failed cases: the store is broken, the rest would only cost time."""
 
 
 @attrs.frozen
@@ -81,7 +85,7 @@ def _outcome(case: Case, store: LedgerStore) -> str:
             case.call(store)
         except LedgerError as error:
             result.append(error.kind)
-        except Exception as error:  # noqa: BLE001 (what the check reports)
+        except Exception as error:
             result.append(f"untyped {type(error).__name__}")
         else:
             result.append("ok")
@@ -95,7 +99,7 @@ def _outcome(case: Case, store: LedgerStore) -> str:
 def run_corpus(store: LedgerStore, profile: str) -> Tally:
     """Run every case of the corpus on ``store`` (prepared here) and tally the outcomes."""
     prepare(store)
-    before = digest(store)
+    before: tuple[object, ...] | None = digest(store)
     cases = corpus(profile, store.capabilities, declared_limits(store))
     outcomes: Counter[str] = Counter()
     failures: list[tuple[Case, str]] = []
@@ -107,8 +111,12 @@ def run_corpus(store: LedgerStore, profile: str) -> Tally:
             break
         if outcome != case.expect:
             failures.append((case, f"ended as {outcome}, expected {case.expect}"))
-            before = digest(store)  # what it changed is this case's failure, not the next one's
-        elif digest(store) != before:
+            if len(failures) >= MAX_FAILURES:
+                break
+            # what this case changed is its own failure: later cases are judged by outcome only
+            # (the digest of a store holding oversized values would cost more than the corpus)
+            before = None
+        elif before is not None and digest(store) != before:
             failures.append((case, "the store changed (ERR-004)"))
             break
     return Tally(dict(Counter(case.operation for case in cases)), dict(outcomes), tuple(failures))
@@ -116,7 +124,7 @@ def run_corpus(store: LedgerStore, profile: str) -> Tally:
 
 @check("LIM-001", "LIM-002", "LIM-004", "LIM-005", "LIM-006", "LIM-007", "LIM-008", "LIM-011")
 def check_hostile_corpus(ctx: CheckContext) -> None:
-    """LIM-001 .. LIM-011: every case of the seeded corpus is refused as its kind, changing nothing."""
+    """LIM-001 .. LIM-011: every case of the seeded corpus ends as its kind, changing nothing."""
 
     def body(store: LedgerStore) -> None:
         tally = run_corpus(store, ctx.profile)
@@ -137,7 +145,7 @@ def check_limits_reached(ctx: CheckContext) -> None:
         limits = declared_limits(store)
         size = max(limits.get("identifierBytes", 0), BY_NAME["identifierBytes"].value)
         longest = "é" * (size // 2)
-        deep: object = 0
+        deep: Any = 0
         for _ in range(BY_NAME["nestingDepth"].value - 1):  # the payload's value adds a level
             deep = [deep]
         cases = (
@@ -200,7 +208,7 @@ def _text_frame(ident: int) -> bytes:
 
 @check("LIM-012")
 def check_wire_hostile_frames(ctx: CheckContext) -> None:
-    """LIM-012: undecodable frames and values beyond the limits are invalid_input; serving goes on."""
+    """LIM-012: undecodable frames and values beyond limits are invalid_input; serving goes on."""
 
     def body(exchange: Exchange) -> None:
         handle, _ = _new_store(exchange)

@@ -29,12 +29,12 @@ from convledger_conformance.hostile.corpus import (
     OVERSIZED_ARCHIVES,
     OVERSIZED_JSON,
     PER_OPERATION,
-    TOTAL,
     PROJECTION,
     RUN,
     SEED,
     SPILL,
     TIMES,
+    TOTAL,
     WINDOW_BOUNDS,
     Call,
     Case,
@@ -44,7 +44,7 @@ from convledger_conformance.support import STAMP, draft, drafts
 RUNTIME: Final = "h-rt"
 """The conversation of the prepared run (transitions keep their own ledger)."""
 
-Build = Callable[[object], Call]
+Build = Callable[[Any], Call]
 Family = Mapping[str, tuple[tuple[str, ...], Callable[[Mapping[str, int], random.Random], object]]]
 
 
@@ -99,7 +99,7 @@ def _slot(operation: str, capability: Capability, name: str, family: Family, bui
 
 L, T, P, J, S, Q = (Capability.LEDGER, Capability.TRANSITIONS, Capability.PURGE,
                     Capability.PROJECTIONS, Capability.SPILLS, Capability.SEARCH)
-ID, INT, JS, TM, AR = IDENTIFIERS, INTEGERS, JSON_VALUES, TIMES, ARCHIVES
+ID, INT, JS, TM, AR, WIN = IDENTIFIERS, INTEGERS, JSON_VALUES, TIMES, ARCHIVES, WINDOW_BOUNDS
 BIG_JS, BIG_AR = OVERSIZED_JSON, OVERSIZED_ARCHIVES
 
 SLOTS: Final[tuple[Slot, ...]] = (
@@ -116,8 +116,8 @@ SLOTS: Final[tuple[Slot, ...]] = (
     _slot("append", L, "expectedHead", INT,
           lambda v: lambda s: s.append(CONVERSATION, [draft("h-n")], expected_head=v)),
     _slot("read", L, "conversationId", ID, lambda v: lambda s: s.read(v)),
-    _slot("read", L, "fromSeq", WINDOW_BOUNDS, lambda v: lambda s: s.read(CONVERSATION, from_seq=v)),
-    _slot("read", L, "toSeq", WINDOW_BOUNDS, lambda v: lambda s: s.read(CONVERSATION, to_seq=v)),
+    _slot("read", L, "fromSeq", WIN, lambda v: lambda s: s.read(CONVERSATION, from_seq=v)),
+    _slot("read", L, "toSeq", WIN, lambda v: lambda s: s.read(CONVERSATION, to_seq=v)),
     _slot("read", L, "limit", INT, lambda v: lambda s: s.read(CONVERSATION, limit=v)),
     _slot("head", L, "conversationId", ID, lambda v: lambda s: s.head(v)),
     _slot("exportConversation", L, "conversationId", ID,
@@ -134,8 +134,8 @@ SLOTS: Final[tuple[Slot, ...]] = (
     _slot("transition", T, "accept.assistantMessageId", ID,
           lambda v: _transit(_accept(assistant_message_id=v))),
     _slot("transition", T, "accept.message", JS, lambda v: _transit(_accept(message=v)), BIG_JS),
-    _slot("transition", T, "acquire.owner", ID, lambda v: _transit(Acquire(RUN, v))),  # type: ignore[arg-type]
-    _slot("transition", T, "acquire.runId", ID, lambda v: _transit(Acquire(v, "o"))),  # type: ignore[arg-type]
+    _slot("transition", T, "acquire.owner", ID, lambda v: _transit(Acquire(RUN, v))),
+    _slot("transition", T, "acquire.runId", ID, lambda v: _transit(Acquire(v, "o"))),
     _slot("transition", T, "operation.fence.owner", ID,
           lambda v: _transit(Operation(RUN, _fence(owner=v), {"op": "x"}))),
     _slot("transition", T, "operation.fence.revision", INT,
@@ -143,25 +143,25 @@ SLOTS: Final[tuple[Slot, ...]] = (
     _slot("transition", T, "operation.fence.fencingToken", INT,
           lambda v: _transit(Operation(RUN, _fence(fencing_token=v), {"op": "x"}))),
     _slot("transition", T, "operation.operation", JS,
-          lambda v: _transit(Operation(RUN, _fence(), v))),  # type: ignore[arg-type]
+          lambda v: _transit(Operation(RUN, _fence(), v))),
     _slot("transition", T, "recover.revision", INT,
-          lambda v: _transit(Recover(RUN, v, "abandon", {}))),  # type: ignore[arg-type]
+          lambda v: _transit(Recover(RUN, v, "abandon", {}))),
     _slot("transition", T, "recover.evidence", JS,
-          lambda v: _transit(Recover(RUN, 1, "abandon", v))),  # type: ignore[arg-type]
+          lambda v: _transit(Recover(RUN, 1, "abandon", v))),
     _slot("transition", T, "compact.expectedVersion", INT,
-          lambda v: _transit(Compact(v, "hi", "ha", "hs", {"text": "s"}))),  # type: ignore[arg-type]
+          lambda v: _transit(Compact(v, "hi", "ha", "hs", {"text": "s"}))),
     _slot("transition", T, "compact.summaryMessageId", ID,
-          lambda v: _transit(Compact(1, "hi", "ha", v, {"text": "s"}))),  # type: ignore[arg-type]
+          lambda v: _transit(Compact(1, "hi", "ha", v, {"text": "s"}))),
     _slot("transition", T, "compact.summary", JS,
-          lambda v: _transit(Compact(1, "hi", "ha", "hs", v))),  # type: ignore[arg-type]
+          lambda v: _transit(Compact(1, "hi", "ha", "hs", v))),
     _slot("loadRun", T, "conversationId", ID, lambda v: lambda s: s.load_run(v, RUN)),
     _slot("loadRun", T, "runId", ID, lambda v: lambda s: s.load_run(RUNTIME, v)),
     _slot("listActiveRuns", T, "conversationId", ID, lambda v: lambda s: s.list_active_runs(v)),
     _slot("loadSnapshot", T, "conversationId", ID, lambda v: lambda s: s.load_snapshot(v)),
     _slot("scanRecoverable", T, "after.conversationId", ID,
-          lambda v: lambda s: s.scan_recoverable(after=RecoveryCursor(v, 1))),  # type: ignore[arg-type]
+          lambda v: lambda s: s.scan_recoverable(after=RecoveryCursor(v, 1))),
     _slot("scanRecoverable", T, "after.ordinal", INT,
-          lambda v: lambda s: s.scan_recoverable(after=RecoveryCursor(RUNTIME, v))),  # type: ignore[arg-type]
+          lambda v: lambda s: s.scan_recoverable(after=RecoveryCursor(RUNTIME, v))),
     _slot("scanRecoverable", T, "limit", INT, lambda v: lambda s: s.scan_recoverable(limit=v)),
     _slot("purge", P, "conversationId", ID, lambda v: lambda s: s.purge(v)),
     _slot("catchUp", J, "conversationId", ID, lambda v: lambda s: s.catch_up(v, counting())),
@@ -214,7 +214,7 @@ VALID_CASES: Final[tuple[tuple[str, str, str, str, Call], ...]] = (
 
 
 def prepare(store: LedgerStore) -> None:
-    """Conversation ``h`` with two events (a spill and a checkpoint when declared), a run in ``h-rt``."""
+    """Conversation ``h``: two events, a spill and a checkpoint when declared; a run in ``h-rt``."""
     declared = store.capabilities
     store.append(CONVERSATION, drafts(CONVERSATION, 2))
     if Capability.TRANSITIONS in declared:
@@ -237,7 +237,13 @@ def _lazy(slot: Slot, make: Callable[[Mapping[str, int], random.Random], object]
 
 def corpus(profile: str, declared: frozenset[Capability],
            limits: Mapping[str, int]) -> tuple[Case, ...]:
-    """The seeded cases for the operations ``declared`` (LIM-001 .. LIM-009)."""
+    """The seeded cases for the operations ``declared`` (LIM-001 .. LIM-009).
+
+    Per operation: every family of hostile values once (at smoke in one of the
+    slots that take it, else in every slot), then random draws of a slot and a
+    family until the profile's count per operation and its total are reached,
+    then the oversized values (not at smoke) and the cases valid on purpose.
+    """
     operations = sorted({slot.operation for slot in SLOTS if slot.capability in declared})
     total = TOTAL.get(profile, TOTAL["ci"])
     per_operation = max(PER_OPERATION.get(profile, PER_OPERATION["ci"]),
@@ -246,6 +252,18 @@ def corpus(profile: str, declared: frozenset[Capability],
     for operation in operations:
         rng = random.Random(f"{SEED}:{operation}")
         slots = [slot for slot in SLOTS if slot.operation == operation]
+        if profile == "smoke":  # every family once, in one of the slots that take it
+            for family in sorted({name for slot in slots for name in slot.family}):
+                slot = rng.choice([slot for slot in slots if family in slot.family])
+                ids, make = slot.family[family]
+                cases.append(Case(operation, slot.name, family, ids, "invalid_input",
+                                  slot.build(make(limits, rng))))
+        else:  # every family in every slot once
+            for slot in slots:
+                for family, (ids, make) in sorted(slot.family.items()):
+                    cases.append(Case(operation, slot.name, family, ids, "invalid_input",
+                                      slot.build(make(limits, rng))))
+        # then random draws
         for _ in range(per_operation):
             slot = rng.choice(slots)
             family = rng.choice(sorted(slot.family))

@@ -111,6 +111,8 @@ class WireServer:
             except FramingLost:
                 raise
             except FrameError as error:
+                # LIM-012: not CBOR, text that is not UTF-8, too deep, not a map: invalid_input,
+                # and the session goes on; only lost framing (FramingLost) ends it
                 send({"id": None, "error": _refusal(str(error), "WIR-004")})
                 continue
             send(self._answer(request, self._reverse_caller(requests, send)))
