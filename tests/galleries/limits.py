@@ -24,7 +24,8 @@ class AcceptsOversizedIds(MemoryStore):
         *,
         expected_head: int | None = None,
     ) -> tuple[Envelope, ...]:
-        names = [conversation_id, *(getattr(d, n, "") for d in drafts for n in ("event_id", "kind"))]
+        fields = ("event_id", "kind")
+        names = [conversation_id, *(getattr(d, n, "") for d in drafts for n in fields)]
         if any(isinstance(name, str) and len(name) > 1024 for name in names):
             return self._append(conversation_id, tuple(drafts), expected_head)
         return super().append(conversation_id, drafts, expected_head=expected_head)
