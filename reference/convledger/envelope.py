@@ -141,6 +141,7 @@ def from_wire(wire: object) -> Envelope:
         ignorable=_wire_ignorable(wire),
     )
     validate_envelope(envelope)
+    limits.check_depth(envelope.payload, "payload")  # LIM-005: an imported event too
     return envelope
 
 

@@ -180,7 +180,7 @@ def _accepted(call: Any, ids: str, what: str) -> Any:
     try:
         return call()
     except LedgerError as error:
-        fail(ids, f"{what}: refused as {error.kind} ({error.message})")
+        fail(ids, f"{what}: refused as {error.kind} ({error!r})")
 
 
 @check("LIM-010")

@@ -22,6 +22,7 @@ from typing import Any, Final
 import attrs
 
 from convledger.limits import BY_NAME
+from convledger_conformance.support import archive, draft, wires
 
 SEED: Final = 16
 TOTAL: Final = {"smoke": 0, "ci": 1_000, "thorough": 10_000}
@@ -159,7 +160,14 @@ ARCHIVES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
     "a huge integer literal": (("LIM-007",), lambda d, r: b'{"formatVersion":' + b"9" * 10_000
                                + b"}"),
     "deep nesting": (("LIM-005",), lambda d, r: b"[" * 100_000 + b"]" * 100_000),
+    "an event one level too deep": (("LIM-005",), lambda d, r: _deep_archive()),
 }
+
+
+def _deep_archive() -> bytes:
+    """A well-formed archive whose one event's payload nests 129 levels (LIM-005)."""
+    value = _deep(BY_NAME["nestingDepth"].value)  # inside the payload object: one level more
+    return archive("h-deep", wires("h-deep", [draft("h-deep-1", value)]))
 
 OVERSIZED_ARCHIVES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
     "one byte over the archive limit": (
