@@ -64,8 +64,8 @@ def limit(declared: Mapping[str, int], name: str) -> int:
     return value if raised and isinstance(value, int) else default
 
 
-def _deep(depth: int) -> object:
-    value: object = 0
+def _deep(depth: int) -> Any:
+    value: Any = 0
     for _ in range(depth):
         value = [value]
     return value
