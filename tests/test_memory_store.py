@@ -429,9 +429,9 @@ def test_tuple_and_read_only_mapping_payloads_accepted() -> None:
 
 
 def test_deeply_nested_payload_appends_and_reads() -> None:
-    """LED-014, ENV-011: a payload nested 600 deep is stored and copied without recursion."""
+    """LED-014, ENV-011, LIM-005: a payload nested 128 deep (the limit) is stored and copied."""
     value: Any = "leaf"
-    for _ in range(600):
+    for _ in range(127):  # the payload object is the 128th level
         value = [value]
     store = MemoryStore()
     stored = store.append("conv", [draft("e1", value=value)])
@@ -439,11 +439,11 @@ def test_deeply_nested_payload_appends_and_reads() -> None:
 
 
 def test_payload_too_deep_to_read_back_refused() -> None:
-    """ENV-009: a payload this implementation could not decode again is refused unstored."""
+    """LIM-005: a payload nested 5,000 deep is refused unstored, before any encoder walks it."""
     value: Any = 0
     for _ in range(5_000):
         value = [value]
     error = _refused_unchanged(
         _seeded(), lambda s: s.append("conv", [draft("n1", value=value)]), InvalidInputError
     )
-    assert error.requirement == "ENV-009"
+    assert error.requirement == "LIM-005"

@@ -24,6 +24,12 @@ const MAX_BATCH = 10000;
 const MAX_LIMIT = 10000;
 const DEFAULT_LIMIT = 1000;
 const MAX_NESTING = 512;
+// Chapter LIM (spec/limits.json): the limits of every input.
+const MAX_ID_BYTES = 1024; // LIM-001
+const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024; // LIM-004
+const MAX_DEPTH = 128; // LIM-005
+const MAX_ARCHIVE_BYTES = 128 * 1024 * 1024; // LIM-006
+const MAX_OCCURRED_AT = 64; // LIM-008
 const RUNTIME_KINDS = new Set(['runtime/baseline', 'runtime/transition']);
 const KNOWN_COMPANIONS = new Map([
   ['runtime', 'transitions'], ['projections', 'projections'], ['spills', 'spills'],
@@ -302,7 +308,8 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?
 const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 function checkOccurredAt(value) {
-  const m = typeof value === 'string' ? RFC3339.exec(value) : null;
+  const short = typeof value === 'string' && value.length <= MAX_OCCURRED_AT; // LIM-008
+  const m = short ? RFC3339.exec(value) : null;
   const bad = () => invalid(`occurredAt must be an RFC 3339 date-time with an offset`, 'ENV-008', 'occurredAt');
   if (!m) throw bad();
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
@@ -316,6 +323,29 @@ function checkOccurredAt(value) {
 function checkText(value, field, requirement) {
   if (typeof value !== 'string' || value.length === 0) throw invalid(`${field} must be a non-empty string`, requirement, field);
   if (LONE_SURROGATE.test(value)) throw invalid(`${field} has a lone surrogate`, requirement, field);
+  if (value.length > MAX_ID_BYTES || Buffer.byteLength(value, 'utf8') > MAX_ID_BYTES) {
+    throw invalid(`${field} has more than ${MAX_ID_BYTES} UTF-8 bytes`, 'LIM-001', field);
+  }
+}
+
+// LIM-005: arrays and objects nested at most MAX_DEPTH levels (a scalar is depth 0).
+function checkDepth(value, field) {
+  const todo = [[value, 1]];
+  while (todo.length > 0) {
+    const [item, depth] = todo.pop();
+    if (item === null || typeof item !== 'object' || Buffer.isBuffer(item) || item instanceof IntegralFloat) continue;
+    if (depth > MAX_DEPTH) throw invalid(`${field} nests deeper than ${MAX_DEPTH} levels`, 'LIM-005', field);
+    const children = Array.isArray(item) ? item : Object.values(item);
+    for (const child of children) todo.push([child, depth + 1]);
+  }
+}
+
+// LIM-004: the canonical bytes of one JSON value.
+function checkSize(text, field) {
+  if (text.length > MAX_PAYLOAD_BYTES || Buffer.byteLength(text, 'utf8') > MAX_PAYLOAD_BYTES) {
+    throw invalid(`${field} has more than ${MAX_PAYLOAD_BYTES} canonical bytes`, 'LIM-004', field);
+  }
+  return text;
 }
 
 // An integer of the data model: a number without fraction or, beyond 2^53-1, a BigInt.
@@ -348,7 +378,8 @@ function envelopeFromWire(wire) {
   checkText(wire.kind, 'kind', 'ENV-007');
   checkOccurredAt(wire.occurredAt);
   if ('ignorable' in wire && wire.ignorable !== true) throw invalid('ignorable must be true when present', 'ENV-010', 'ignorable');
-  canonical(wire.payload);
+  checkDepth(wire.payload, 'payload');
+  checkSize(canonical(wire.payload), 'payload');
   return wire;
 }
 
@@ -385,7 +416,8 @@ class MemoryStore {
       checkText(draft.kind, 'kind', 'ENV-007');
       checkOccurredAt(draft.occurredAt);
       if (draft.ignorable !== true && draft.ignorable !== false) throw invalid('ignorable must be a boolean', 'ENV-010', 'ignorable');
-      const payloadText = canonical(draft.payload); // ENV-009
+      checkDepth(draft.payload, 'payload');
+      const payloadText = checkSize(canonical(draft.payload), 'payload'); // ENV-009, LIM-004
       return { draft, payload: JSON.parse(payloadText) };
     });
     // ERR-010: every invalid_input of the call alone, then a repeated eventId of the batch,
@@ -395,7 +427,8 @@ class MemoryStore {
       if (RUNTIME_KINDS.has(draft.kind)) throw invalid(`${draft.kind} is never appended`, 'TRN-108', 'kind');
     }
     const expected = args.expectedHead;
-    if (expected !== undefined && expected !== null) checkCount(expected, 'expectedHead', 'LED-005', 0);
+    // LIM-007: no head exceeds 2^53-1, so a larger expected head is invalid_input
+    if (expected !== undefined && expected !== null) checkCount(expected, 'expectedHead', 'LED-005', 0, MAX_SAFE);
     const seen = new Set();
     for (const { draft } of batch) {
       if (seen.has(draft.eventId)) throw new Refusal('duplicate', 'an eventId repeats in the batch', 'LED-003', { identity: draft.eventId });
@@ -464,6 +497,7 @@ class MemoryStore {
   importConversation(args) {
     const data = args.archive;
     if (!Buffer.isBuffer(data)) throw invalid('an archive is bytes', 'ARC-003', 'archive'); // WIR-014
+    if (data.length > MAX_ARCHIVE_BYTES) throw invalid(`an archive has at most ${MAX_ARCHIVE_BYTES} bytes`, 'LIM-006', 'archive');
     let text;
     let document;
     try {
@@ -603,8 +637,19 @@ function main() {
     const length = Buffer.alloc(4); length.writeUInt32BE(body.length);
     process.stdout.write(Buffer.concat([length, body]));
   };
+  // Chunks of a frame still incomplete wait in a list and are joined once it is complete, so
+  // a large frame (an archive near LIM-006's limit) is copied once, not once per chunk.
+  let waiting = [];
+  let waitingBytes = 0;
+  let needed = 4;
   process.stdin.on('data', (chunk) => {
-    pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+    waiting.push(chunk);
+    waitingBytes += chunk.length;
+    if (waitingBytes < needed) return;
+    pending = waiting.length === 1 ? waiting[0] : Buffer.concat(waiting, waitingBytes);
+    waiting = [];
+    waitingBytes = 0;
+    needed = 4;
     while (pending.length >= 4) {
       const size = pending.readUInt32BE(0);
       if (size > MAX_FRAME) {
@@ -613,7 +658,7 @@ function main() {
         process.stdin.destroy();
         return;
       }
-      if (pending.length < 4 + size) break;
+      if (pending.length < 4 + size) { needed = 4 + size; break; }
       const body = pending.subarray(4, 4 + size);
       pending = pending.subarray(4 + size);
       let request;
@@ -626,9 +671,11 @@ function main() {
       }
       reply(server.answer(request));
     }
+    if (pending.length) { waiting = [pending]; waitingBytes = pending.length; }
+    pending = Buffer.alloc(0);
   });
   process.stdin.on('end', () => {
-    if (pending.length) {
+    if (waitingBytes) {
       reply({ id: null, error: { kind: 'invalid_input', message: 'the input ended inside a frame', requirement: 'WIR-004' } });
       process.exitCode = 2;
     }

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from convledger import canonical, codec
+from convledger import canonical, codec, limits
 from convledger.archive_format import FORMAT, FORMAT_VERSION
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, from_wire
@@ -177,7 +177,7 @@ def _unsupported_version(document: dict[str, object]) -> Problem | None:
         return None  # 1.0 is the same number; its bytes are refused as not canonical (ARC-003)
     return Problem(
         NotSupportedError(
-            f"archive formatVersion {version!r} is not supported",
+            f"archive formatVersion {limits.shown(version)} is not supported",
             requirement="ARC-002",
             capability="archive",
         ),

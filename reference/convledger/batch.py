@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from convledger import codec
+from convledger import codec, limits
 from convledger.envelope import EventDraft, check_identifier, validate_draft_fields
 from convledger.errors import CanonicalJsonError, DuplicateError, InvalidInputError
 from convledger.kinds import KindRegistry
@@ -47,7 +47,10 @@ def validated_batch(
         registry.check_payload(draft.kind, draft.schema_version, draft.payload)
         _refuse_runtime_kind(draft)
     if expected_head is not None:
-        check_count(expected_head, "expected_head", "LED-005", minimum=0)
+        # LIM-007: no head exceeds 2**53 - 1 (ENV-006), so a larger expected head is refused
+        check_count(
+            expected_head, "expected_head", "LED-005", minimum=0, maximum=limits.MAX_INTEGER
+        )
     _refuse_repeated_ids(batch)
     return batch
 
@@ -84,10 +87,12 @@ def _detached(draft: EventDraft) -> EventDraft:
     read-only mapping is a JSON array or object too), and a payload this
     implementation could not decode again is refused before it is stored.
     """
+    limits.check_depth(draft.payload, "payload")  # LIM-005, before any encoder walks it
     try:
         # codec.decode_stored reads canonical text exactly as canonical.decode does (the
         # fast one is proven in tests/test_fast_decode.py), and the encoder just wrote it.
-        payload = codec.decode_stored(codec.encode(draft.payload).decode("utf-8"))
+        encoded = limits.check_size(codec.encode(draft.payload), "payload")  # LIM-004
+        payload = codec.decode_stored(encoded.decode("utf-8"))
     except CanonicalJsonError as error:
         raise InvalidInputError(
             f"payload is not canonical JSON or cannot be read back: {error.message}",
@@ -118,11 +123,15 @@ def check_count(
     """
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInputError(
-            f"{field} must be an integer, got {value!r}", requirement=requirement, field=field
+            f"{field} must be an integer, got {limits.shown(value)}",
+            requirement=requirement,
+            field=field,
         )
     if value < minimum or (maximum is not None and value > maximum):
         bounds = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
         raise InvalidInputError(
-            f"{field} must be {bounds}, got {value}", requirement=requirement, field=field
+            f"{field} must be {bounds}, got {limits.shown(value)}",
+            requirement=requirement,
+            field=field,
         )
     return value

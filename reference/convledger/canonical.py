@@ -183,7 +183,7 @@ def _format_integer(value: int) -> str:
     if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
         return str(value)
     raise CanonicalJsonError(
-        f"integer {value} is outside +/-(2**53 - 1)",
+        f"an integer of {value.bit_length()} bits is outside +/-(2**53 - 1)",
         requirement="CAN-006",
         reason="integer_out_of_range",
     )

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from convledger import canonical, codec
+from convledger import canonical, codec, limits
 from convledger.canonical import JsonValue
 from convledger.errors import CanonicalJsonError, InvalidInputError
 
@@ -141,6 +141,7 @@ def from_wire(wire: object) -> Envelope:
         ignorable=_wire_ignorable(wire),
     )
     validate_envelope(envelope)
+    limits.check_depth(envelope.payload, "payload")  # LIM-005: an imported event too
     return envelope
 
 
@@ -206,18 +207,11 @@ def validate_draft_fields(draft: object) -> EventDraft:
 
 
 def check_identifier(value: object, field: str, requirement: str) -> str:
-    """ENV-004/005/007: a non-empty string of Unicode scalar values (NUL and '/' allowed)."""
-    if not isinstance(value, str) or not value:
-        raise InvalidInputError(
-            f"{field} must be a non-empty string", requirement=requirement, field=field
-        )
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(
-            f"{field} contains a lone surrogate", requirement=requirement, field=field
-        ) from None
-    return value
+    """ENV-004/005/007: a non-empty string of Unicode scalar values (NUL and '/' allowed, LIM-003).
+
+    At most LIM-001's bytes of UTF-8 (:func:`convledger.limits.check_text`).
+    """
+    return limits.check_text(value, field, requirement)
 
 
 def check_positive_integer(value: object, field: str, requirement: str) -> int:
@@ -226,25 +220,17 @@ def check_positive_integer(value: object, field: str, requirement: str) -> int:
     CAN-017: a float is refused whatever its value, 1.0 included: these members
     are integers of the carrier, not JSON numbers.
     """
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int)
-        or not 1 <= value <= canonical.MAX_SAFE_INTEGER
-    ):
-        raise InvalidInputError(
-            f"{field} must be an integer from 1 to 2**53 - 1, got {value!r}",
-            requirement=requirement,
-            field=field,
-        )
-    return value
+    return limits.check_integer(value, field, requirement, minimum=1)
 
 
 def check_occurred_at(value: object) -> str:
     """ENV-008: an RFC 3339 date-time with an offset; the string itself is what is kept."""
-    match = _RFC3339.fullmatch(value) if isinstance(value, str) else None
+    # LIM-008: at most 64 characters, checked before the pattern so no huge string is scanned.
+    short = isinstance(value, str) and len(value) <= limits.MAX_OCCURRED_AT_BYTES
+    match = _RFC3339.fullmatch(value) if short and isinstance(value, str) else None
     if match is None or not _valid_fields(match):
         raise InvalidInputError(
-            f"occurredAt must be an RFC 3339 date-time with an offset, got {value!r}",
+            f"occurredAt must be an RFC 3339 date-time with an offset, got {limits.shown(value)}",
             requirement="ENV-008",
             field="occurredAt",
         )
@@ -257,6 +243,7 @@ def _valid_fields(match: re.Match[str]) -> bool:
         return False
     if month == 2 and day == 29 and not (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)):
         return False
+    # LIM-009: a leap second (60) is valid in any minute; 61 and above are not
     if int(match["hour"]) > 23 or int(match["minute"]) > 59 or int(match["second"]) > 60:
         return False
     if match["off_hour"] is not None and (

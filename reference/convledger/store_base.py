@@ -39,9 +39,11 @@ store, are in :mod:`convledger.batch`.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import NoReturn
 
+from convledger import limits
 from convledger.archive import Archive, archive_of, decode_archive, encode_archive
 from convledger.batch import check_count, validated_batch
 from convledger.canonical import JsonValue
@@ -67,6 +69,9 @@ class StoreBase(abc.ABC):
     """Capability ``ledger``: argument checks, paging and archives shared by every store."""
 
     declared: frozenset[Capability] = frozenset({Capability.LEDGER})
+
+    declared_limits: Mapping[str, int] = MappingProxyType({})
+    """LIM-010: limits this store raises above chapter LIM's values (none for the reference)."""
 
     def __init__(self, *, registry: KindRegistry | None = None) -> None:
         self._registry = registry if registry is not None else default_registry()
@@ -155,6 +160,7 @@ class StoreBase(abc.ABC):
         imported events gives its state (PRJ-042, PRJ-043). An archive with
         spill metadata needs its bytes: it is imported as a bundle only (SPL-042).
         """
+        limits.check_archive(archive, "archive")  # LIM-006, before any decoding
         decoded = decode_archive(archive, self._registry)
         if spill_companion.COMPANION in decoded.companions:
             raise InvalidInputError(

@@ -38,7 +38,7 @@ import attrs
 if TYPE_CHECKING:
     from convledger_conformance.registry import Check
 
-STORE_CHAPTERS = ("ledger", "sqlite", "runtime", "projections", "spills", "search")
+STORE_CHAPTERS = ("ledger", "sqlite", "runtime", "projections", "spills", "search", "limits")
 """The galleries of broken stores, in kill-table order."""
 HOST_CHAPTERS = ("facts",)
 """The galleries of broken hosts (run by their check bodies, not by ``run_suite``)."""

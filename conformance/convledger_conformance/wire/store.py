@@ -77,6 +77,12 @@ class WireStore:
         return self._connection
 
     @property
+    def declared_limits(self) -> dict[str, int]:
+        """LIM-010: the limits the server's hello declared (member ``limits``), else none."""
+        declared = self._connection.hello.get("limits")
+        return dict(declared) if isinstance(declared, dict) else {}
+
+    @property
     def capabilities(self) -> frozenset[Capability]:
         """The declaration ``newStore`` returned (CAP-001, WIR-021)."""
         return self._capabilities

@@ -29,6 +29,7 @@ import abc
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from convledger import limits
 from convledger.capabilities import Capability
 from convledger.envelope import check_identifier
 from convledger.errors import InvalidInputError
@@ -89,7 +90,7 @@ class ProjectionsBase(StoreBase):
             or not 1 <= max_events <= MAX_EVENTS
         ):
             raise InvalidInputError(
-                f"max_events must be an integer in 1..{MAX_EVENTS}, got {max_events!r}",
+                f"max_events must be an integer in 1..{MAX_EVENTS}, got {limits.shown(max_events)}",
                 requirement="PRJ-011",
                 field="max_events",
             )

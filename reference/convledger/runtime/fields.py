@@ -12,6 +12,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from convledger import limits
 from convledger.errors import IntegrityError
 
 _E = TypeVar("_E", bound=enum.Enum)
@@ -75,4 +76,4 @@ def enumerated(kind: type[_E], fields: Mapping[str, object], name: str) -> _E:
     try:
         return kind(value)
     except ValueError:
-        raise broken(name, f"unknown value {value!r}") from None
+        raise broken(name, f"unknown value {limits.shown(value)}") from None

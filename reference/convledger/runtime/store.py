@@ -32,6 +32,7 @@ from __future__ import annotations
 import abc
 from typing import Protocol, runtime_checkable
 
+from convledger import limits
 from convledger.capabilities import Capability
 from convledger.envelope import EventDraft, check_identifier, check_occurred_at
 from convledger.errors import InvalidInputError, NotFoundError
@@ -153,13 +154,13 @@ class TransitionsBase(StoreBase):
                     "after must be a RecoveryCursor", requirement="TRN-083", field="after"
                 )
             check_identifier(after.conversation_id, "after.conversationId", "TRN-083")
-            if isinstance(after.ordinal, bool) or not isinstance(after.ordinal, int):
-                raise InvalidInputError(
-                    "after.ordinal must be an integer", requirement="TRN-083", field="after"
-                )
+            # LIM-007: an ordinal beyond +/-(2**53 - 1) is refused before any driver sees it
+            limits.check_integer(
+                after.ordinal, "after.ordinal", "TRN-083", minimum=-limits.MAX_INTEGER
+            )
         if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_SCAN_LIMIT:
             raise InvalidInputError(
-                f"limit must be an integer in 1..{MAX_SCAN_LIMIT}, got {limit!r}",
+                f"limit must be an integer in 1..{MAX_SCAN_LIMIT}, got {limits.shown(limit)}",
                 requirement="TRN-083",
                 field="limit",
             )

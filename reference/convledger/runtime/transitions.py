@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from convledger import canonical, codec
+from convledger import canonical, codec, limits
 from convledger.canonical import JsonValue
 from convledger.errors import CanonicalJsonError, InvalidInputError
 from convledger.runtime.records import REASON_STATE, RESERVED_REASONS, DraftSummary
@@ -328,8 +328,10 @@ def _validated_terminal(transition: Terminal) -> Terminal:
     if transition.policy is not None:
         _ids(transition, "policy")
     absorbed = transition.absorb_run_ids
-    if not isinstance(absorbed, tuple) or not all(isinstance(i, str) and i for i in absorbed):
+    if not isinstance(absorbed, tuple):
         raise _invalid("absorb_run_ids", "absorbRunIds must be a tuple of non-empty strings")
+    for run_id in absorbed:
+        limits.check_text(run_id, "absorb_run_ids", "TRN-007")
     if len(set(absorbed)) != len(absorbed) or transition.run_id in absorbed:
         raise InvalidInputError(
             "absorbRunIds repeats a run or names the terminating run",
@@ -344,16 +346,13 @@ def _invalid(field: str, why: str) -> InvalidInputError:
 
 
 def _ids(transition: object, *names: str) -> None:
+    # LIM-001, LIM-002: every id of a transition is bounded text of Unicode scalar values
     for name in names:
-        value = getattr(transition, name)
-        if not isinstance(value, str) or not value:
-            raise _invalid(name, f"{name} must be a non-empty string, got {value!r}")
+        limits.check_text(getattr(transition, name), name, "TRN-007")
 
 
 def _natural(value: object, field: str, *, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= 2**53 - 1:
-        raise _invalid(field, f"{field} must be an integer in {minimum}..2**53-1, got {value!r}")
-    return value
+    return limits.check_integer(value, field, "TRN-007", minimum=minimum)
 
 
 def _check_fence(fence: object) -> None:
@@ -368,8 +367,9 @@ def _object(value: object, field: str) -> dict[str, JsonValue]:
     """A JSON object, copied through its canonical bytes so no caller object is kept."""
     if not isinstance(value, dict):
         raise _invalid(field, f"{field} must be a JSON object")
+    limits.check_depth(value, field)  # LIM-005
     try:
-        copied = canonical.decode(codec.encode(value))
+        copied = canonical.decode(limits.check_size(codec.encode(value), field))  # LIM-004
     except CanonicalJsonError as error:
         raise _invalid(field, f"{field} is not canonical JSON: {error.message}") from error
     assert isinstance(copied, dict)

@@ -24,6 +24,7 @@ import abc
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
+from convledger import limits
 from convledger.capabilities import Capability
 from convledger.envelope import check_identifier
 from convledger.errors import InvalidInputError
@@ -76,7 +77,7 @@ class SearchBase(StoreBase):
         chosen = check_scope(scope)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise InvalidInputError(
-                f"limit must be an integer in 1..{MAX_LIMIT}, got {limit!r}",
+                f"limit must be an integer in 1..{MAX_LIMIT}, got {limits.shown(limit)}",
                 requirement="SRC-023",
                 field="limit",
             )

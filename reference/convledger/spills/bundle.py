@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 import cbor2
 
+from convledger import limits
 from convledger.archive import Archive, decode_archive
 from convledger.errors import IntegrityError, InvalidInputError, NotSupportedError
 from convledger.kinds import KindRegistry
@@ -59,7 +60,7 @@ def decode_bundle(data: object, registry: KindRegistry) -> Archive:
     version = document["formatVersion"]
     if isinstance(version, bool) or version != FORMAT_VERSION or type(version) is not int:
         raise NotSupportedError(
-            f"bundle formatVersion {version!r} is not supported", requirement="SPL-051",
+            f"bundle formatVersion {limits.shown(version)} is not supported", requirement="SPL-051",
             capability="bundle",
         )
     try:

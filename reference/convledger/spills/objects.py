@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import attrs
 
-from convledger import canonical, codec
+from convledger import canonical, codec, limits
 from convledger.canonical import JsonValue
 from convledger.envelope import check_identifier
 from convledger.errors import CanonicalJsonError, InvalidInputError
@@ -98,7 +98,7 @@ def check_media_type(value: object) -> str:
         or MEDIA_TYPE.fullmatch(value) is None
     ):
         raise InvalidInputError(
-            f"media_type must be a lower-case type/subtype, got {value!r}",
+            f"media_type must be a lower-case type/subtype, got {limits.shown(value)}",
             requirement="SPL-004",
             field="media_type",
         )
@@ -129,8 +129,9 @@ def check_operation(value: object) -> dict[str, JsonValue]:
             "operation.authorization must be a JSON object", requirement="SPL-006",
             field="operation",
         )
+    limits.check_depth(value, "operation")  # LIM-005
     try:
-        detached = codec.encode(value)
+        detached = limits.check_size(codec.encode(value), "operation")  # LIM-004
     except CanonicalJsonError as error:
         raise InvalidInputError(
             f"operation is not JSON: {error.message}", requirement="SPL-006", field="operation"
@@ -153,7 +154,7 @@ def check_reason(value: object) -> str:
     """SPL-030: ``deleted`` or ``expired``."""
     if not isinstance(value, str) or value not in REASONS:
         raise InvalidInputError(
-            f"reason must be one of {REASONS}, got {value!r}", requirement="SPL-030",
+            f"reason must be one of {REASONS}, got {limits.shown(value)}", requirement="SPL-030",
             field="reason",
         )
     return value

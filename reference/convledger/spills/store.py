@@ -31,6 +31,7 @@ import abc
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
+from convledger import limits
 from convledger.archive import archive_of, encode_archive
 from convledger.canonical import JsonValue
 from convledger.capabilities import Capability
@@ -209,6 +210,7 @@ class SpillsBase(StoreBase):
     ) -> ImportReport:
         """SPL-051 .. SPL-055: decode, check every object, write all or nothing."""
         self._require(Capability.SPILLS, "import_bundle")
+        limits.check_archive(bundle, "bundle")  # LIM-006, before any decoding
         return self._import_checked(decode_bundle(bundle, self._registry), projections)
 
     # -- hooks ------------------------------------------------------------------------------

@@ -111,6 +111,8 @@ class WireServer:
             except FramingLost:
                 raise
             except FrameError as error:
+                # LIM-012: not CBOR, text that is not UTF-8, too deep, not a map: invalid_input,
+                # and the session goes on; only lost framing (FramingLost) ends it
                 send({"id": None, "error": _refusal(str(error), "WIR-004")})
                 continue
             send(self._answer(request, self._reverse_caller(requests, send)))
@@ -229,15 +231,19 @@ class WireServer:
         probe = self._maker()
         try:
             declared = declared_over_wire(probe)
+            limits = dict(getattr(probe, "declared_limits", {}))
         finally:
             probe.close()
-        return {
+        answer: dict[str, Any] = {
             "protocol": PROTOCOL_VERSION,
             "spec": convledger.SPEC_VERSION,  # WIR-022: the registry is this version's kinds.json
             "server": self._name,
             "capabilities": declared,
             "operations": sorted(OPERATIONS),
         }
+        if limits:  # LIM-010: a store that raises a limit says so in hello
+            answer["limits"] = limits
+        return answer
 
     def _register(self, store: LedgerStore) -> dict[str, Any]:
         handle = next(self._handles)

@@ -1,0 +1,176 @@
+"""The hostile-input corpus: seeded, sized by profile, over every declared operation (LIM).
+
+Each :class:`Case` is one call of one operation with one hostile argument in
+one slot (an identifier, an integer, a JSON value, a time, an archive) and
+the outcome chapter LIM requires: ``invalid_input`` for every hostile value,
+``ok`` for the few that are valid on purpose (NUL inside an identifier,
+LIM-003, a leap second, LIM-009). The corpus depends only on the seed, the
+profile and the store's declaration (and its declared limits, LIM-010), so a
+failure names a case that the same run reproduces.
+
+The families of hostile values are tables below; :func:`corpus` draws
+``PER_OPERATION[profile]`` cases per operation from them with a
+:class:`random.Random` seeded by :data:`SEED` and the operation's name.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import attrs
+
+from convledger.limits import BY_NAME
+from convledger_conformance.support import archive, draft, wires
+
+SEED: Final = 16
+TOTAL: Final = {"smoke": 0, "ci": 1_000, "thorough": 10_000}
+"""The fewest cases a profile draws over all the store's operations (ci: 1,000 for any store)."""
+PER_OPERATION: Final = {"smoke": 0, "ci": 40, "thorough": 200}
+"""The fewest cases a profile draws for each operation, however many the store declares."""
+
+CONVERSATION: Final = "h"
+"""The conversation the corpus prepares (two events, and a run with transitions)."""
+RUN: Final = "h-run"
+SPILL: Final = "h-spill"
+PROJECTION: Final = "h-count"
+
+Call = Callable[[Any], object]
+
+
+@attrs.frozen
+class Case:
+    """One hostile call: ``call(store)`` must end as ``expect`` (a kind, or ``ok``)."""
+
+    operation: str
+    slot: str
+    family: str
+    ids: tuple[str, ...]
+    expect: str
+    call: Call = attrs.field(eq=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        """What a failure message names."""
+        return f"{self.operation}({self.slot} = {self.family})"
+
+
+def limit(declared: Mapping[str, int], name: str) -> int:
+    """The value of limit ``name`` the store is judged by (LIM-010)."""
+    value = declared.get(name)
+    default = BY_NAME[name].value
+    raised = isinstance(value, int) and BY_NAME[name].declare and value > default
+    return value if raised and isinstance(value, int) else default
+
+
+def _deep(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+# -- families of hostile values: name -> (ids, value maker over the declared limits) ----------
+
+Maker = Callable[[Mapping[str, int], random.Random], object]
+
+IDENTIFIERS: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
+    "None": (("LIM-001",), lambda d, r: None),
+    "an integer": (("LIM-001",), lambda d, r: r.choice([0, 42, -1, 2**64])),
+    "bytes": (("LIM-001",), lambda d, r: b"h"),
+    "a list": (("LIM-001",), lambda d, r: ["h"]),
+    "a float": (("LIM-001",), lambda d, r: 1.5),
+    "empty": (("LIM-001",), lambda d, r: ""),
+    "a lone surrogate": (("LIM-002",), lambda d, r: "h" + chr(r.randrange(0xD800, 0xE000))),
+    "only a lone surrogate": (("LIM-002",), lambda d, r: chr(r.randrange(0xD800, 0xE000))),
+    "one byte too long": (
+        ("LIM-001",), lambda d, r: "x" * (limit(d, "identifierBytes") + 1)),
+    "too long in bytes, not characters": (
+        ("LIM-001",), lambda d, r: "é" * (limit(d, "identifierBytes") // 2 + 1)),
+    "far too long, with NUL": (
+        ("LIM-001", "LIM-003"),
+        lambda d, r: "\x00" * (limit(d, "identifierBytes") * r.randrange(2, 64))),
+}
+
+INTEGERS: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
+    "2**53": (("LIM-007",), lambda d, r: 2**53 + r.randrange(3)),
+    "-(2**53)": (("LIM-007",), lambda d, r: -(2**53) - r.randrange(3)),
+    "2**64": (("LIM-007",), lambda d, r: 2**64 + r.randrange(3)),
+    "-(2**64)": (("LIM-007",), lambda d, r: -(2**64)),
+    "a huge integer": (("LIM-007",), lambda d, r: 10 ** r.randrange(4_300, 10_001)),
+    "a huge negative integer": (("LIM-007",), lambda d, r: -(10 ** r.randrange(4_300, 10_001))),
+    "a string": (("LIM-007",), lambda d, r: "1"),
+    "a float": (("LIM-007",), lambda d, r: 2.5),
+    "a boolean": (("LIM-007",), lambda d, r: True),
+}
+
+WINDOW_BOUNDS: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
+    "zero": (("LIM-007",), lambda d, r: 0),
+    "-(2**64)": (("LIM-007",), lambda d, r: -(2**64)),
+    "a huge negative integer": (("LIM-007",), lambda d, r: -(10 ** r.randrange(4_300, 10_001))),
+    "a string": (("LIM-007",), lambda d, r: "1"),
+    "a float": (("LIM-007",), lambda d, r: 2.5),
+    "a boolean": (("LIM-007",), lambda d, r: True),
+}
+"""A read's ``fromSeq`` and ``toSeq``: any integer >= 1 is a window (LIM-007, LED-011)."""
+
+JSON_VALUES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
+    "a huge integer": (("LIM-007",), lambda d, r: {"v": 10 ** r.randrange(4_300, 10_001)}),
+    "2**53": (("LIM-007",), lambda d, r: {"v": [1, 2**53]}),
+    "one level too deep": (
+        ("LIM-005",), lambda d, r: {"v": _deep(BY_NAME["nestingDepth"].value)}),
+    "far too deep": (("LIM-005",), lambda d, r: {"v": _deep(r.randrange(300, 3_000))}),
+    "a lone surrogate in a string": (("LIM-002",), lambda d, r: {"v": "a\ud800b"}),
+    "a lone surrogate in a name": (("LIM-002",), lambda d, r: {"\udc00": 1}),
+    "a non-string name": (("LIM-002",), lambda d, r: {"v": {1: 2}}),
+    "NaN": (("LIM-007",), lambda d, r: {"v": float("nan")}),
+    "an infinity": (("LIM-007",), lambda d, r: {"v": float("-inf")}),
+    "bytes": (("LIM-002",), lambda d, r: {"v": b"\x00"}),
+}
+
+OVERSIZED_JSON: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
+    "one byte over the payload limit": (
+        ("LIM-004",), lambda d, r: {"v": "x" * (limit(d, "payloadBytes") - 7)}),
+}
+"""Drawn once per JSON slot outside profile smoke (16 MiB each)."""
+
+TIMES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
+    "second 61": (("LIM-009",), lambda d, r: "2016-12-31T23:59:61Z"),
+    "too long": (("LIM-008",), lambda d, r: "2024-01-01T00:00:00." + "0" * 60 + "Z"),
+    "far too long": (("LIM-008",), lambda d, r: "2024-01-01T00:00:00Z" * 10_000),
+    "a lone surrogate": (("LIM-002",), lambda d, r: "2024-01-01T00:00:00\ud800"),
+    "no offset": (("LIM-008",), lambda d, r: "2024-01-01T00:00:00"),
+    "an integer": (("LIM-008",), lambda d, r: 1_700_000_000),
+}
+
+VALID_TIMES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
+    "a leap second": (("LIM-009",), lambda d, r: "2016-12-31T23:59:60Z"),
+}
+
+ARCHIVES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
+    "None": (("LIM-006",), lambda d, r: None),
+    "text": (("LIM-006",), lambda d, r: "{}"),
+    "empty": (("LIM-006",), lambda d, r: b""),
+    "a BOM": (("LIM-006",), lambda d, r: b"\xef\xbb\xbf{}"),
+    "invalid UTF-8": (("LIM-002",), lambda d, r: b'{"format":"\xff"}'),
+    "a lone surrogate escape": (("LIM-002",), lambda d, r: b'{"format":"\\ud800"}'),
+    "truncated": (("LIM-006",), lambda d, r: b'{"format":'),
+    "an array": (("LIM-006",), lambda d, r: b"[]"),
+    "a huge integer literal": (("LIM-007",), lambda d, r: b'{"formatVersion":' + b"9" * 10_000
+                               + b"}"),
+    "deep nesting": (("LIM-005",), lambda d, r: b"[" * 100_000 + b"]" * 100_000),
+    "an event one level too deep": (("LIM-005",), lambda d, r: _deep_archive()),
+}
+
+
+def _deep_archive() -> bytes:
+    """A well-formed archive whose one event's payload nests 129 levels (LIM-005)."""
+    value = _deep(BY_NAME["nestingDepth"].value)  # inside the payload object: one level more
+    return archive("h-deep", wires("h-deep", [draft("h-deep-1", value)]))
+
+OVERSIZED_ARCHIVES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
+    "one byte over the archive limit": (
+        ("LIM-006",), lambda d, r: b" " * (limit(d, "archiveBytes") + 1)),
+}
+"""Drawn once per archive slot in profiles ci and thorough (128 MiB)."""
