@@ -362,8 +362,8 @@ def fts5_available(connection: sqlite3.Connection) -> bool:
     try:
         connection.execute("CREATE VIRTUAL TABLE temp.convledger_fts5_probe USING fts5(text)")
     except sqlite3.DatabaseError as error:
-        if (getattr(error, "sqlite_errorcode", 0) & 0xFF) == 26:  # SQLITE_NOTADB
-            raise
+        if (getattr(error, "sqlite_errorcode", 0) & 0xFF) not in (1, 23):  # FLT-004: I/O too
+            raise  # only SQLITE_ERROR (no such module) or SQLITE_AUTH means no FTS5 here
         return False
     connection.execute("DROP TABLE temp.convledger_fts5_probe")
     return True

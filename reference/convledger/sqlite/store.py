@@ -57,6 +57,7 @@ from convledger.sqlite.errors import (
     StoreClosedError,
     driver_boundary,
 )
+from convledger.sqlite.faults import FaultSeam, faulting_factory
 from convledger.sqlite.migration import MigrationReport, StepObserver
 from convledger.sqlite.opening import Settings, open_database, random_event_id, rollback, utc_now
 from convledger.sqlite.transaction import (
@@ -98,12 +99,11 @@ READ_ONLY_CAPABILITIES = _RUNTIME | frozenset({Capability.LEDGER, Capability.PER
 FaultProbe = Callable[[str], None]
 
 
-
 OPENER = "convledger.sqlite:open_file_store"
 """The opener a file store's locator names (:func:`convledger.sqlite.located.open_file_store`)."""
 
 
-class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions):
+class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions, FaultSeam):
     """The ledger in one SQLite file (or ``:memory:``), schema version 2."""
 
     declared = FILE_CAPABILITIES
@@ -147,7 +147,7 @@ class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions):
             clock=clock,
             new_event_id=new_event_id,
             connection_hook=connection_hook,
-            connection_factory=connection_factory,
+            connection_factory=faulting_factory(connection_factory),  # FLT-001
             on_migration_step=on_migration_step,
         )
         opened = open_database(self._settings, self.registry)
