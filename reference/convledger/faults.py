@@ -12,7 +12,7 @@ copy of it. ``inject(None)`` ends the plan.
 
 | fault       | SQLite raises                          | PostgreSQL raises     | kind (FLT-003) |
 |-------------|----------------------------------------|-----------------------|----------------|
-| `io_error`  | ``SQLITE_IOERR_WRITE`` (``_FSYNC`` at a commit) | ``58030 io_error`` | `unavailable` |
+| `io_error`  | ``SQLITE_IOERR_WRITE``, ``_FSYNC`` at commit | ``58030 io_error`` | `unavailable` |
 | `disk_full` | ``SQLITE_FULL``                        | ``53100 disk_full``   | `unavailable`  |
 | `busy`      | ``SQLITE_BUSY``                        | ``55P03`` (lock)      | `conflict`     |
 

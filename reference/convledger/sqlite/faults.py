@@ -93,7 +93,7 @@ def planned(plan: FaultPlan, base: type[sqlite3.Connection] = sqlite3.Connection
     """A ``connection_factory`` whose connections follow ``plan`` from their first statement.
 
     What a store's ``inject`` cannot reach: the statements of opening a file,
-    a migration among them (FLT-005), run before the store exists.
+    a migration among them (FLT-006), run before the store exists.
     """
     return type("PlannedConnection", (faulting_factory(base),), {"fault_plan": plan})
 

@@ -14,7 +14,7 @@ Theory of operation
 4. Act: refuse with the first problem; create version 2 in an empty file;
    migrate a version 1 file; accept a valid version 2 file. Commit.
 5. Switch a file to WAL (SQL-042) only after the schema is settled, so a
-   refused open has not touched a byte of the file (SQL-022).
+   refused open has not touched a byte of the file (SQL-022, FLT-006).
 
 Any failure rolls back, closes the connection and removes a file that did not
 exist before the call (SQL-022).
@@ -407,7 +407,7 @@ def _use_wal(connection: sqlite3.Connection, busy_timeout: float) -> None:
 
 
 def rollback(connection: sqlite3.Connection) -> None:
-    """End a failed transaction; a rollback that fails too must not hide the first error."""
+    """End a failed transaction (FLT-005); a failing rollback must not hide the first error."""
     if connection.in_transaction:
         with contextlib.suppress(sqlite3.Error):
             connection.execute("ROLLBACK")
