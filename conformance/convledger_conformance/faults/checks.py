@@ -16,7 +16,7 @@ from collections.abc import Callable
 from convledger.errors import LedgerError
 from convledger.sqlite.faults import planned
 from convledger.sqlite.fixtures import file_digest, v1_table_rows, write_v1_database
-from convledger.store import Capability
+from convledger.store import Capability, LedgerStore
 from convledger_conformance.faults.digest import digest
 from convledger_conformance.faults.plans import KINDS, CountingPlan, FailingPlan, rounds
 from convledger_conformance.faults.scenarios import IDS, SCENARIOS, Scenario, Sweep, sweep
@@ -28,9 +28,20 @@ MIGRATION_IDS = ("FLT-001", "FLT-002", "FLT-003", "FLT-006")
 
 
 def run_sweep(ctx: CheckContext, scenario: Scenario) -> Sweep:
-    """The sweep of ``scenario`` on a fresh store, with a fresh source store beside it."""
-    with fresh_store(ctx) as store, fresh_store(ctx) as source:
-        return sweep(store, source, scenario, ctx.profile)
+    """The sweep of ``scenario`` on a fresh store, with a second one made when it needs one."""
+    made: list[LedgerStore] = []
+
+    def source() -> LedgerStore:
+        if not made:
+            made.append(ctx.factory())
+        return made[0]
+
+    try:
+        with fresh_store(ctx) as store:
+            return sweep(store, source, scenario, ctx.profile)
+    finally:
+        for other in made:
+            other.close()
 
 
 def _register(scenario: Scenario) -> CheckFunction:
