@@ -130,7 +130,7 @@ class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions, FaultSeam):
         migration (SQL-032), and ``clock`` dates purges (SQL-050);
         ``connection_hook`` runs on the new connection before the store uses
         it; ``connection_factory`` is the :class:`sqlite3.Connection` subclass
-        the connection is made with (``sqlite3.connect(factory=...)``), so a
+        the connection is made from (a subclass of it with the seam, FLT-001), so a
         subclass may observe the statements the store runs, but must run them
         unchanged (the benchmark harness ``convledger_bench`` records them so);
         ``on_close`` runs once when the store closes. ``fault_probe``, when
