@@ -23,6 +23,7 @@ from convledger.sqlite import (
     file_store_factory,
     memory_store_factory,
 )
+from convledger.sqlite.faults import FaultingConnection
 from convledger.sqlite.fixtures import query_plan, scans_events
 from convledger.sqlite.rows import INSERT_EVENT, LEDGER_READS
 from convledger.store import Capability
@@ -348,4 +349,6 @@ def test_connection_factory_makes_the_connection_and_survives_reopen(tmp_path: P
     reopened = store.reopen()
     assert reopened.head("c") == 1
     reopened.close()
-    assert [type(connection) for connection in made] == [Counting, Counting]
+    # FLT-001: the store's connection is of a subclass of Counting that adds the fault seam.
+    assert [isinstance(connection, Counting) for connection in made] == [True, True]
+    assert [isinstance(connection, FaultingConnection) for connection in made] == [True, True]

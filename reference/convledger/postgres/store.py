@@ -52,6 +52,7 @@ from convledger.postgres.errors import (
     StoreConflictError,
     driver_boundary,
 )
+from convledger.postgres.faults import FaultSeam
 from convledger.postgres.opening import open_schema, rollback
 from convledger.postgres.schema import DEFAULT_SCHEMA
 from convledger.runtime.companion import runtime_of
@@ -97,7 +98,7 @@ def utc_now() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
-class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
+class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase, FaultSeam):
     """The ledger in one schema of a PostgreSQL database, schema version 1."""
 
     declared = CAPABILITIES
@@ -202,6 +203,7 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
             if self._connection.closed or self._connection.broken:
                 with driver_boundary(operation):
                     self._connection = connect(self._settings)
+                self._follow_plan()  # FLT-001: a new connection follows the injected plan
             yield self._connection
 
     def _run(

@@ -14,7 +14,7 @@ Theory of operation
 4. Act: refuse with the first problem; create version 2 in an empty file;
    migrate a version 1 file; accept a valid version 2 file. Commit.
 5. Switch a file to WAL (SQL-042) only after the schema is settled, so a
-   refused open has not touched a byte of the file (SQL-022).
+   refused open has not touched a byte of the file (SQL-022, FLT-006).
 
 Any failure rolls back, closes the connection and removes a file that did not
 exist before the call (SQL-022).
@@ -362,8 +362,8 @@ def fts5_available(connection: sqlite3.Connection) -> bool:
     try:
         connection.execute("CREATE VIRTUAL TABLE temp.convledger_fts5_probe USING fts5(text)")
     except sqlite3.DatabaseError as error:
-        if (getattr(error, "sqlite_errorcode", 0) & 0xFF) == 26:  # SQLITE_NOTADB
-            raise
+        if (getattr(error, "sqlite_errorcode", 0) & 0xFF) not in (1, 23):  # FLT-004: I/O too
+            raise  # only SQLITE_ERROR (no such module) or SQLITE_AUTH means no FTS5 here
         return False
     connection.execute("DROP TABLE temp.convledger_fts5_probe")
     return True
@@ -407,7 +407,7 @@ def _use_wal(connection: sqlite3.Connection, busy_timeout: float) -> None:
 
 
 def rollback(connection: sqlite3.Connection) -> None:
-    """End a failed transaction; a rollback that fails too must not hide the first error."""
+    """End a failed transaction (FLT-005); a failing rollback must not hide the first error."""
     if connection.in_transaction:
         with contextlib.suppress(sqlite3.Error):
             connection.execute("ROLLBACK")

@@ -57,6 +57,7 @@ from convledger.sqlite.errors import (
     StoreClosedError,
     driver_boundary,
 )
+from convledger.sqlite.faults import FaultSeam, faulting_factory
 from convledger.sqlite.migration import MigrationReport, StepObserver
 from convledger.sqlite.opening import Settings, open_database, random_event_id, rollback, utc_now
 from convledger.sqlite.transaction import (
@@ -98,12 +99,11 @@ READ_ONLY_CAPABILITIES = _RUNTIME | frozenset({Capability.LEDGER, Capability.PER
 FaultProbe = Callable[[str], None]
 
 
-
 OPENER = "convledger.sqlite:open_file_store"
 """The opener a file store's locator names (:func:`convledger.sqlite.located.open_file_store`)."""
 
 
-class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions):
+class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions, FaultSeam):
     """The ledger in one SQLite file (or ``:memory:``), schema version 2."""
 
     declared = FILE_CAPABILITIES
@@ -130,7 +130,7 @@ class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions):
         migration (SQL-032), and ``clock`` dates purges (SQL-050);
         ``connection_hook`` runs on the new connection before the store uses
         it; ``connection_factory`` is the :class:`sqlite3.Connection` subclass
-        the connection is made with (``sqlite3.connect(factory=...)``), so a
+        the connection is made from (a subclass of it with the seam, FLT-001), so a
         subclass may observe the statements the store runs, but must run them
         unchanged (the benchmark harness ``convledger_bench`` records them so);
         ``on_close`` runs once when the store closes. ``fault_probe``, when
@@ -147,7 +147,7 @@ class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions):
             clock=clock,
             new_event_id=new_event_id,
             connection_hook=connection_hook,
-            connection_factory=connection_factory,
+            connection_factory=faulting_factory(connection_factory),  # FLT-001
             on_migration_step=on_migration_step,
         )
         opened = open_database(self._settings, self.registry)
