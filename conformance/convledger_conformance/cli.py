@@ -145,8 +145,13 @@ def list_checks() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``convledger-conformance`` console script."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["crash"]:  # chapter DUR: kill -9 rounds and concurrent histories
+        from convledger_conformance.durability.cli import main as crash_main
+
+        return crash_main(arguments[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     if args.list:
         sys.stdout.write(list_checks())
         return 0
