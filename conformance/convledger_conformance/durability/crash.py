@@ -7,7 +7,8 @@ A :class:`Target` starts a server process on one location (a ``{dir}`` of
 opens the store kept there with ``openStore``. :func:`crash_run` runs rounds:
 a thread drives a :class:`~.workload.Workload` (the round's seed chooses its
 operations and the kill's delay), the timer sends SIGKILL to the server
-(at a random moment, or a random moment after a large import was sent), the
+(at a random moment; in every second round, a random moment after a large
+import was sent), the
 next server process opens the location again and :func:`~.verify.verify`
 checks every acknowledgement since the first round. That server then carries
 the next round's workload, so a round costs one process start.
@@ -16,7 +17,10 @@ the next round's workload, so a round costs one process start.
 process) and runs K clients at once on two conversations, recording every
 call for :mod:`~.history` (DUR-010 .. DUR-013).
 
-The seed replays the workload and the kill delays; where exactly a kill
+Before the first round one small import warms the server up and one large
+import is acknowledged and timed; a kill
+that cuts an import lands between 10 % and 90 % of that duration after the
+import was sent. The seed replays the workload and the kill delays; where exactly a kill
 lands depends on the machine's timing, so a failure names the round, the
 seed and the rule, and the run repeats it by its seed with high likelihood,
 not certainty.
@@ -24,6 +28,7 @@ not certainty.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shlex
@@ -127,10 +132,8 @@ class CrashResult:
 
 def kill(connection: WireConnection) -> None:
     """SIGKILL the server (it may have died already)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(connection.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
@@ -150,17 +153,25 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
         except (WireError, LedgerError) as error:
             result.failures.append(Failure("WIR-040", 0, seed, f"openStore failed: {error!r}"))
             return result
+        # One acknowledged large import first: its duration places the kills that cut one.
+        calibration = Workload(store, ledger, random.Random(seed), 0, import_events=import_events)
+        calibration.small_import()  # warms the server's import path up: it is not timed
+        started = time.monotonic()
+        calibration.large_import(lambda: None)
+        import_seconds = time.monotonic() - started
         for round_ in range(1, rounds + 1):
             rng = random.Random(seed * 1_000_003 + round_)
-            during_import = rng.random() < 0.3
-            delay = rng.uniform(0.0, 0.25) if during_import else rng.uniform(0.05, max_delay)
+            during_import = round_ % 2 == 0  # every second kill cuts a large import
+            delay = (rng.uniform(0.1, 0.9) * import_seconds if during_import
+                     else rng.uniform(0.05, max_delay))
             stop = threading.Event()
             timer = threading.Timer(delay, kill, (connection,))
             workload = Workload(store, ledger, rng, round_, import_events=import_events)
 
-            def drive(work: Workload = workload, armed: threading.Timer = timer) -> None:
+            def drive(work: Workload = workload, armed: threading.Timer = timer,
+                      halt: threading.Event = stop, cut: bool = during_import) -> None:
                 try:
-                    work.run(100_000, stop, armed.start if during_import else None)
+                    work.run(100_000, halt, armed.start if cut else None)
                 except (WireError, OSError):
                     return  # the kill cut the call off: its attempt stays pending
 
@@ -234,19 +245,21 @@ CONCURRENT_CONVERSATIONS = ("con-x", "con-y")
 
 
 def client_loop(store: EveryOperation, client: int, steps: int, seed: int,
-                calls: list[Call], failures: list[Violation], lock: threading.Lock) -> None:
+                calls: list[Call], failures: list[Violation], lock: threading.Lock,
+                conversations: tuple[str, ...] = CONCURRENT_CONVERSATIONS) -> None:
     """One client's calls, each recorded with its invocation and completion (DUR-010, DUR-012)."""
     rng = random.Random(seed * 7919 + client)
     seen: dict[str, int] = {}
     for step in range(steps):
-        conversation = rng.choice(CONVERSATIONS_OF_RUN)
+        conversation = rng.choice(conversations)
         op = rng.choices(("append", "head", "read"), (5, 2, 1))[0]
         ids: tuple[str, ...] = ()
         expected = None
         invoked = time.monotonic()
         try:
             if op == "append":
-                ids = tuple(f"c{client}-{step}-{n}" for n in range(rng.choice((1, 1, 2, 3))))
+                size = rng.choice((1, 1, 2, 3))
+                ids = tuple(f"{conversation}-c{client}-{step}-{n}" for n in range(size))
                 if rng.random() < 0.5:
                     expected = seen.get(conversation, 0)
                 placed = store.append(conversation, [state_draft(i, i) for i in ids],
@@ -270,7 +283,7 @@ def client_loop(store: EveryOperation, client: int, steps: int, seed: int,
             outcome, value = refusal.kind, None
             if refusal.kind == "internal":
                 with lock:
-                    failures.append(Violation("DUR-012", f"client {client} {op}: internal: {refusal}"))
+                    failures.append(Violation("DUR-012", f"client {client} {op}: {refusal!r}"))
                 return
         except Exception as error:  # a lost server, a bug: never a refusal (DUR-012)
             with lock:
@@ -282,42 +295,47 @@ def client_loop(store: EveryOperation, client: int, steps: int, seed: int,
                               outcome, value))
 
 
-CONVERSATIONS_OF_RUN = CONCURRENT_CONVERSATIONS
-
-
 def run_clients(stores: Sequence[EveryOperation], steps: int, seed: int,
-                bound: int = DEFAULT_BOUND) -> ConcurrentResult:
-    """Run one client per store at once, then check the history and the ledgers."""
+                bound: int = DEFAULT_BOUND, prefix: str = "") -> ConcurrentResult:
+    """Run one client per store at once on new conversations, then check history and ledgers.
+
+    The conversations (``prefix`` + :data:`CONCURRENT_CONVERSATIONS`) must be new: the
+    model starts from empty ledgers.
+    """
+    conversations = tuple(prefix + name for name in CONCURRENT_CONVERSATIONS)
     result = ConcurrentResult(clients=len(stores))
     lock = threading.Lock()
     barrier = threading.Barrier(len(stores))
 
     def client(index: int) -> None:
         barrier.wait()
-        client_loop(stores[index], index, steps, seed, result.calls, result.failures, lock)
+        client_loop(stores[index], index, steps, seed, result.calls, result.failures, lock,
+                    conversations)
 
     threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(len(stores))]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=600)
-    _check_ledgers(stores[0], result)
+    _check_ledgers(stores[0], result, conversations)
     began = time.monotonic()
     result.verdicts = check_history(result.calls, bound)
     result.checker_seconds = time.monotonic() - began
     for verdict in result.verdicts:
         if verdict.status == "not_linearizable":
-            result.failures.append(Violation("DUR-010", f"{verdict.conversation!r}: {verdict.detail}"))
+            result.failures.append(
+                Violation("DUR-010", f"{verdict.conversation!r}: {verdict.detail}"))
     refusals = {call.outcome for call in result.calls} - {"ok", "conflict"}
     if refusals:
         result.failures.append(Violation("DUR-012", f"unexpected refusals {sorted(refusals)}"))
     return result
 
 
-def _check_ledgers(store: EveryOperation, result: ConcurrentResult) -> None:
+def _check_ledgers(store: EveryOperation, result: ConcurrentResult,
+                   conversations: tuple[str, ...]) -> None:
     """DUR-011: seqs 1..n and no eventId twice, read after every client finished."""
     seen: set[str] = set()
-    for conversation in CONCURRENT_CONVERSATIONS:
+    for conversation in conversations:
         try:
             events = read_all(store, conversation)
         except (LedgerError, WireError) as error:
@@ -332,7 +350,7 @@ def _check_ledgers(store: EveryOperation, result: ConcurrentResult) -> None:
 
 
 def concurrent_run(target: Target, clients: int, steps: int, seed: int,
-                   bound: int = DEFAULT_BOUND) -> ConcurrentResult:
+                   bound: int = DEFAULT_BOUND, prefix: str = "") -> ConcurrentResult:
     """K server processes on one location, one client each."""
     directory = Path(tempfile.mkdtemp(prefix="convledger-clients-"))
     connections: list[WireConnection] = []
@@ -348,7 +366,7 @@ def concurrent_run(target: Target, clients: int, steps: int, seed: int,
                     f"a second openStore on one location was refused: {refusal.kind}"))
             connections.append(connection)
             stores.append(store)
-        return run_clients(stores, steps, seed, bound)
+        return run_clients(stores, steps, seed, bound, prefix)
     finally:
         for connection in connections:
             connection.close()

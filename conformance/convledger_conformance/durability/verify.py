@@ -1,4 +1,4 @@
-"""What a restarted store must answer after a kill, against the acknowledged history (DUR-001 .. DUR-008).
+"""What a restarted store answers after a kill, against what was acknowledged (DUR-001 .. 008).
 
 :func:`verify` reads every conversation the workload touched from the store
 opened again on the killed store's location and returns the
@@ -9,6 +9,7 @@ is ``already_purged``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -72,7 +73,7 @@ def verify(store: EveryOperation, ledger: Ledger) -> Verified:
     logs: dict[str, list[Envelope]] = {}
     for conversation in conversations:
         events = _guarded(verified, "DUR-008", f"read {conversation!r}",
-                          lambda c=conversation: read_all(store, c))
+                          functools.partial(read_all, store, conversation))
         logs[conversation] = events or []
     _check_ledgers(verified, ledger, logs)
     for attempt in ledger.attempts:
@@ -110,9 +111,10 @@ def verify(store: EveryOperation, ledger: Ledger) -> Verified:
         ):
             _check_runtime(verified, store, conversation)
     for conversation in sorted(purged):
-        attempt = next(a for a in ledger.attempts if a.op == "purge" and a.conversation == conversation)
+        attempt = next(a for a in ledger.attempts
+                       if a.op == "purge" and a.conversation == conversation)
         answer = _guarded(verified, "DUR-008", f"purge {conversation!r}",
-                          lambda c=conversation: store.purge(c))
+                          functools.partial(store.purge, conversation))
         if attempt.status == "acked":
             verified.acknowledged += 1
             if answer == "purged":
@@ -130,8 +132,8 @@ def _check_ledgers(verified: Verified, ledger: Ledger, logs: dict[str, list[Enve
             verified.fail("DUR-003", f"{conversation!r} has seqs {seqs[:20]}..., not 1..n")
         for event in events:
             if event.event_id in seen:
-                verified.fail("DUR-003", f"eventId {event.event_id!r} is in {seen[event.event_id]!r}"
-                              f" and {conversation!r}")
+                verified.fail("DUR-003", f"eventId {event.event_id!r} is in "
+                              f"{seen[event.event_id]!r} and {conversation!r}")
             seen[event.event_id] = conversation
             if event.event_id not in attempted:
                 verified.fail("DUR-003", f"{conversation!r} holds {event.event_id!r}, which "
@@ -145,7 +147,8 @@ def _check_append(verified: Verified, attempt: Any, present: list[bool],
             stored = by_id.get(envelope.event_id)
             if stored is None:
                 verified.fail("DUR-001", f"acknowledged event {envelope.event_id!r} (seq "
-                              f"{envelope.seq} of {attempt.conversation!r}) is missing after the kill")
+                              f"{envelope.seq} of {attempt.conversation!r}) is missing after "
+                              "the kill")
                 return
             if stored != envelope:
                 verified.fail("DUR-001", f"acknowledged event {envelope.event_id!r} came back as "
@@ -235,7 +238,8 @@ def _check_runtime(verified: Verified, store: EveryOperation, conversation: str)
         rebuilt.import_conversation(archive)
     except LedgerError as refusal:
         verified.fail("DUR-004", f"the runtime records of {conversation!r} disagree with its "
-                      f"ledger after the kill: importing its export refused {refusal.kind}: {refusal}")
+                      f"ledger after the kill: importing its export refused {refusal.kind}: "
+                      f"{refusal}")
         return
     ours = _guarded(verified, "DUR-008", f"load_snapshot {conversation!r}",
                     lambda: store.load_snapshot(conversation))

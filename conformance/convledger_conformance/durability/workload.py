@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from convledger import EventDraft, MemoryStore
+from convledger.canonical import JsonValue
 from convledger.capabilities import Capability
 from convledger.errors import LedgerError
 from convledger.interface import EveryOperation
@@ -29,7 +30,7 @@ from convledger.runtime import Accept
 
 AT = "2026-12-01T00:00:00Z"
 PROJECTION = counting("durability.count", 1)
-"""The definition the workload catches up: its state after uptoSeq n is ``{count: n, seqs: 1..n}``."""
+"""The definition the workload catches up: at uptoSeq n its state is ``{count: n, seqs: 1..n}``."""
 CONVERSATIONS = ("dur-a", "dur-b", "dur-c")
 """The conversations appends, catch-ups and spills share."""
 RUNTIME_CONVERSATIONS = ("dur-run-a", "dur-run-b")
@@ -52,7 +53,7 @@ class Attempt:
 
 def state_draft(event_id: str, value: str) -> EventDraft:
     """A small valid draft (kind ``state/set``)."""
-    payload = {"name": "slot", "version": 1, "value": value, "actor": "user"}
+    payload: dict[str, JsonValue] = {"name": "slot", "version": 1, "value": value, "actor": "user"}
     return EventDraft(event_id=event_id, kind="state/set", occurred_at=AT, payload=payload)
 
 
@@ -60,7 +61,8 @@ def archive_of(conversation: str, prefix: str, events: int) -> bytes:
     """The canonical archive of ``events`` drafts, built on an in-memory store."""
     scratch = MemoryStore()
     for start in range(0, events, 200):
-        drafts = [state_draft(f"{prefix}-{n}", str(n)) for n in range(start, min(events, start + 200))]
+        stop = min(events, start + 200)
+        drafts = [state_draft(f"{prefix}-{n}", str(n)) for n in range(start, stop)]
         scratch.append(conversation, drafts)
     return scratch.export_conversation(conversation)
 

@@ -83,7 +83,10 @@ def wire_sqlite_store_factory() -> StoreMaker:
 
 
 def open_sqlite_location(location: str) -> LedgerStore:
-    """WIR-040: the SQLite store of ``location/ledger.sqlite``, declaring only what is carried."""
+    """WIR-040: the SQLite store of ``location/ledger.sqlite``, declaring only what is carried.
+
+    Every server process started on one location opens the same file (WIR-041).
+    """
     directory = Path(location)
     directory.mkdir(parents=True, exist_ok=True)
     store_class: Any = _wire_sqlite_class()

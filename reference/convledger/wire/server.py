@@ -148,7 +148,7 @@ class WireServer:
             }
         if member(args, "authorize") is True:
             args = {**args, "authorize": callback}
-        try:
+        try:  # WIR-042: the store's call has returned (and committed) before the reply is sent
             value = self._dispatch(op, args)
         except LedgerError as error:
             return {"id": ident, "error": values.error_out(error)}
