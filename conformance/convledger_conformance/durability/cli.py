@@ -14,6 +14,7 @@ the factory's store gives its locator (LED-016) and each round's server is
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import random
 import sys
@@ -64,9 +65,11 @@ def target_of(args: argparse.Namespace) -> tuple[Target, Any]:
     """The target the options name, and the in-process store to keep open while it runs."""
     if args.command is not None:
         return Target.command(args.command, args.timeout), None
-    from convledger_conformance.cli import load_factory
-
-    store = load_factory(args.store)()
+    module_name, _, attribute = args.store.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        target = getattr(target, part)
+    store = target()
     if Capability.MULTI_PROCESS not in store.capabilities or not isinstance(
         store, MultiProcessStore
     ):
