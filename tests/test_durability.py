@@ -26,7 +26,8 @@ from galleries.durability import BROKEN
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
 SQLITE_SERVER = f"{sys.executable} -m convledger serve-wire --store sqlite"
-DUR_CHECKS = ("killed_store_keeps_what_it_acknowledged", "concurrent_histories_are_linearizable")
+DUR_CHECKS = ("killed_store_keeps_what_it_acknowledged", "concurrent_histories_are_linearizable",
+              "killed_migration_leaves_a_file_that_opens")
 
 
 def _append(client: int, at: float, until: float, ids: tuple[str, ...], seqs: tuple[int, ...],
@@ -67,7 +68,7 @@ def test_a_search_past_its_bound_is_too_long_not_passed() -> None:
 
 
 def test_the_reference_sqlite_store_passes_in_process() -> None:
-    """The reference survives its kills and its concurrent histories (threads and processes)."""
+    """The reference survives its kills (also inside a v1 migration) and its concurrent histories."""
     checks = [item for item in all_checks() if item.name in DUR_CHECKS]
     report = run_suite(new_file_store, profile="smoke", checks=checks, derandomize=True)
     results = {result.name: result for result in report.checks}
