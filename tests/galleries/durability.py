@@ -112,7 +112,7 @@ class BatchInSeveralTransactions(SqliteStore):
         for n, draft in enumerate(drafts):
             placed.extend(super()._append(conversation_id, (draft,),
                                           expected_head if n == 0 else None))
-            time.sleep(0.02)  # a slow disk: the window between two commits is wide
+            time.sleep(0.005)  # a slow disk: the window between two commits is wide
         return tuple(placed)
 
 

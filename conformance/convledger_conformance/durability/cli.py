@@ -142,7 +142,8 @@ def main(argv: Sequence[str]) -> int:
     print(f"replay: --seed {seed} --rounds {args.rounds}")
     summary = {
         "seed": seed, "rounds": crash.rounds, "kills": crash.kills,
-        "importKills": crash.import_kills, "acknowledgedChecks": crash.acknowledged,
+        "importKills": crash.import_kills, "batchKills": crash.batch_kills,
+        "acknowledgedChecks": crash.acknowledged,
         "inFlight": crash.in_flight, "attempts": crash.attempts, "seconds": round(crash.seconds, 2),
     }
     if concurrent is not None:

@@ -7,8 +7,7 @@ A :class:`Target` starts a server process on one location (a ``{dir}`` of
 opens the store kept there with ``openStore``. :func:`crash_run` runs rounds:
 a thread drives a :class:`~.workload.Workload` (the round's seed chooses its
 operations and the kill's delay), the timer sends SIGKILL to the server
-(at a random moment; in every second round, a random moment after a large
-import was sent), the
+(in turn: inside a large batch, inside a large import, at a random moment), the
 next server process opens the location again and :func:`~.verify.verify`
 checks every acknowledgement since the first round. That server then carries
 the next round's workload, so a round costs one process start.
@@ -17,10 +16,10 @@ the next round's workload, so a round costs one process start.
 process) and runs K clients at once on two conversations, recording every
 call for :mod:`~.history` (DUR-010 .. DUR-013).
 
-Before the first round one small import warms the server up and one large
-import is acknowledged and timed; a kill
-that cuts an import lands between 10 % and 90 % of that duration after the
-import was sent. The seed replays the workload and the kill delays; where exactly a kill
+Before the first round one large batch and one large import are acknowledged
+and timed (each after a small one that warms the server up); a kill that cuts
+one lands between 10 % and 90 % of that duration after it was sent. The seed
+replays the workload and the kill delays; where exactly a kill
 lands depends on the machine's timing, so a failure names the round, the
 seed and the rule, and the run repeats it by its seed with high likelihood,
 not certainty.
@@ -29,6 +28,7 @@ not certainty.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 import shlex
@@ -52,6 +52,9 @@ from convledger_conformance.durability.workload import Ledger, Workload, state_d
 from convledger_conformance.wire.connection import WireConnection, WireError
 from convledger_conformance.wire.store import WireStore
 
+ROUND_KINDS = ("batch", "import", "timer")
+"""What each round's kill cuts, in turn: a large batch, a large import (each after some random
+operations, at 10 % .. 90 % of its calibrated duration), or anything (a random moment)."""
 CRASH_IDS = ("DUR-001", "DUR-002", "DUR-003", "DUR-004", "DUR-005", "DUR-006", "DUR-007",
              "DUR-008", "WIR-040", "WIR-042")
 """What the kill rounds judge."""
@@ -122,12 +125,17 @@ class CrashResult:
     rounds: int = 0
     kills: int = 0
     import_kills: int = 0
+    batch_kills: int = 0
     acknowledged: int = 0
     in_flight: int = 0
     attempts: int = 0
     failures: list[Failure] = attrs.field(factory=list)
     not_applicable: str = ""
     seconds: float = 0.0
+
+
+def _stamp(times: list[float]) -> None:
+    times.append(time.monotonic())
 
 
 def kill(connection: WireConnection) -> None:
@@ -153,29 +161,32 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
         except (WireError, LedgerError) as error:
             result.failures.append(Failure("WIR-040", 0, seed, f"openStore failed: {error!r}"))
             return result
-        # One acknowledged large import first: its duration places the kills that cut one.
+        # One acknowledged large batch and import first: their durations place the kills
+        # that cut one (each after a small one that warms the server's path up, untimed).
         calibration = Workload(store, ledger, random.Random(seed), 0, import_events=import_events)
-        calibration.small_import()  # warms the server's import path up: it is not timed
-        started = time.monotonic()
-        calibration.large_import(lambda: None)
-        import_seconds = time.monotonic() - started
+        seconds = {}
+        for kind, warm in (("batch", calibration.append), ("import", calibration.small_import)):
+            warm()
+            sent: list[float] = []  # timed from the moment it is sent, as the kills are
+            calibration.large(kind, functools.partial(_stamp, sent))
+            seconds[kind] = time.monotonic() - sent[0]
         for round_ in range(1, rounds + 1):
             rng = random.Random(seed * 1_000_003 + round_)
-            during_import = round_ % 2 == 0  # every second kill cuts a large import
-            delay = (rng.uniform(0.1, 0.9) * import_seconds if during_import
+            cut = ROUND_KINDS[(round_ - 1) % len(ROUND_KINDS)]
+            delay = (rng.uniform(0.1, 0.9) * seconds[cut] if cut != "timer"
                      else rng.uniform(0.05, max_delay))
             stop = threading.Event()
             timer = threading.Timer(delay, kill, (connection,))
             workload = Workload(store, ledger, rng, round_, import_events=import_events)
 
             def drive(work: Workload = workload, armed: threading.Timer = timer,
-                      halt: threading.Event = stop, cut: bool = during_import) -> None:
+                      halt: threading.Event = stop, kind: str = cut) -> None:
                 try:
-                    work.run(100_000, halt, armed.start if cut else None)
+                    work.run(100_000, halt, None if kind == "timer" else (kind, armed.start))
                 except (WireError, OSError):
                     return  # the kill cut the call off: its attempt stays pending
 
-            if not during_import:
+            if cut == "timer":
                 timer.start()
             thread = threading.Thread(target=drive, daemon=True)
             thread.start()
@@ -197,7 +208,8 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
                     return result
                 continue
             result.kills += 1
-            result.import_kills += during_import
+            result.import_kills += cut == "import"
+            result.batch_kills += cut == "batch"
             try:
                 connection, store = target.start(directory)
             except (WireError, LedgerError, NotServed) as error:
@@ -212,7 +224,7 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
                                    for v in verified.violations)
             if progress is not None:
                 progress(f"round {round_}/{rounds}: killed after {delay:.2f} s"
-                         f"{' into a large import' if during_import else ''}, "
+                         f"{'' if cut == 'timer' else ' into a large ' + cut}, "
                          f"{verified.acknowledged} acknowledged writes checked, "
                          f"{len(verified.violations)} violations")
             if verified.violations:

@@ -31,6 +31,8 @@ from convledger.runtime import Accept
 AT = "2026-12-01T00:00:00Z"
 PROJECTION = counting("durability.count", 1)
 """The definition the workload catches up: at uptoSeq n its state is ``{count: n, seqs: 1..n}``."""
+LARGE_BATCH = 100
+"""The events of the large batch a kill cuts."""
 CONVERSATIONS = ("dur-a", "dur-b", "dur-c")
 """The conversations appends, catch-ups and spills share."""
 RUNTIME_CONVERSATIONS = ("dur-run-a", "dur-run-b")
@@ -112,11 +114,14 @@ class Workload:
         self._serial += 1
         return f"r{self.round}-{what}-{self._serial}"
 
-    def run(self, steps: int, stop: threading.Event, before_large_import: Callable[[], None] | None
-            = None) -> None:
-        """``steps`` random operations (a large import first when ``before_large_import``)."""
-        if before_large_import is not None:
-            self.large_import(before_large_import)
+    def run(self, steps: int, stop: threading.Event,
+            large: tuple[str, Callable[[], None]] | None = None) -> None:
+        """``steps`` random operations; with ``large`` (``batch`` or ``import``, and what to call
+        just before it is sent), one large write after the first few."""
+        if large is not None:
+            for _ in range(self.rng.randint(3, 15)):
+                self.rng.choices(self._operations, self._weights)[0]()
+            self.large(*large)
         for _ in range(steps):
             if stop.is_set():
                 return
@@ -178,8 +183,17 @@ class Workload:
     def small_import(self) -> None:
         self._import(self.rng.choice((1, 10, 50)))
 
-    def large_import(self, started: Callable[[], None]) -> None:
-        self._import(self.import_events, started)
+    def large(self, kind: str, started: Callable[[], None]) -> None:
+        """A large batch (``LARGE_BATCH`` events) or a large import, ``started()`` just before."""
+        if kind == "import":
+            self._import(self.import_events, started)
+            return
+        conversation = self.rng.choice(CONVERSATIONS)
+        ids = tuple(self.ident("ev") for _ in range(LARGE_BATCH))
+        drafts = [state_draft(event_id, event_id) for event_id in ids]
+        attempt = Attempt("append", conversation, ids, {"expected": None}, round=self.round)
+        started()
+        self._call(attempt, lambda: self.store.append(conversation, drafts))
 
     def _import(self, events: int, started: Callable[[], None] | None = None) -> None:
         conversation = self.ident("imported")
