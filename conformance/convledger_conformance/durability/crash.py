@@ -99,7 +99,7 @@ class Target:
         except LedgerError as refusal:
             connection.close()
             if refusal.kind == "not_supported":
-                raise NotServed(str(refusal)) from None
+                raise NotServed(f"openStore refused with {refusal.kind}") from None
             raise
         return connection, WireStore(connection, created)
 
