@@ -78,8 +78,12 @@ def test_the_reference_sqlite_store_passes_in_process() -> None:
                                                                        10, 11, 12, 13))
 
 
+@pytest.mark.slow
 def test_the_crash_command_passes_the_sqlite_server(tmp_path: Path) -> None:
-    """``crash --command``: 2 kills (one inside a large import) and 2 concurrent servers."""
+    """``crash --command``: 2 kills (inside a large batch, a large import), 2 concurrent servers.
+
+    Slow (about 10 s): ``.ci/run`` runs the same command at 6 rounds and 3 clients.
+    """
     report_path = tmp_path / "crash.json"
     status = main(["crash", "--command", SQLITE_SERVER, "--rounds", "2", "--seed", "3",
                    "--clients", "2", "--steps", "20", "--max-delay", "0.6",
