@@ -156,6 +156,8 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.sqlite.checks_runtime",
     "convledger_conformance.sqlite.checks_runtime_transactions",
     "convledger_conformance.sqlite.checks_runtime_records",
+    "convledger_conformance.durability.checks",
+    "convledger_conformance.durability.checks_migration",
     "convledger_conformance.sqlite.checks_search",
     "convledger_conformance.ledger.checks_tools",
     "convledger_conformance.vectors.checks",

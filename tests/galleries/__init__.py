@@ -14,7 +14,8 @@ The galleries: :mod:`galleries.ledger` (the ledger core on MemoryStore),
 :mod:`galleries.sqlite` (the SQLite store's DDL, opening, migration,
 transactions and handles, and its state-machine-only stores),
 :mod:`galleries.runtime` (transitions and purge), :mod:`galleries.projections`,
-:mod:`galleries.spills`, :mod:`galleries.search`, and :mod:`galleries.facts`
+:mod:`galleries.spills`, :mod:`galleries.search`, :mod:`galleries.durability`
+(crash-broken and race-broken SQLite stores, chapter DUR), and :mod:`galleries.facts`
 (broken hosts of chapters PRV and FCT: their ``factory`` is the host class and
 their ``checks`` the check bodies that catch them).
 
@@ -38,7 +39,9 @@ import attrs
 if TYPE_CHECKING:
     from convledger_conformance.registry import Check
 
-STORE_CHAPTERS = ("ledger", "sqlite", "runtime", "projections", "spills", "search", "limits")
+STORE_CHAPTERS = (
+    "ledger", "sqlite", "runtime", "projections", "spills", "search", "limits", "durability",
+)
 """The galleries of broken stores, in kill-table order."""
 HOST_CHAPTERS = ("facts",)
 """The galleries of broken hosts (run by their check bodies, not by ``run_suite``)."""

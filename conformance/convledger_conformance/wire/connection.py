@@ -61,7 +61,13 @@ class WireProtocolError(WireError):
 class WireConnection:
     """One server subprocess and the request/reply exchange with it."""
 
-    def __init__(self, command: str | Sequence[str], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         self.timeout = timeout
         self._lock = threading.Lock()
@@ -72,7 +78,8 @@ class WireConnection:
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
         try:
             self._process = subprocess.Popen(
-                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+                env=env,
             )
         except OSError as error:
             raise ServerExitedError(f"cannot start {self.argv!r}: {error}") from error
@@ -85,6 +92,18 @@ class WireConnection:
             self._break(WireProtocolError(f"the server's hello is {hello!r}"))
             raise self._broken  # type: ignore[misc]
         self.hello: dict[str, Any] = hello
+
+    @property
+    def pid(self) -> int:
+        """The server's process id (the crash runs of chapter DUR kill it)."""
+        return self._process.pid
+
+    def exit_status(self, timeout: float = 10.0) -> int | None:
+        """The server's exit status once it ended within ``timeout`` seconds, else None."""
+        try:
+            return self._process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
 
     @property
     def spec_version(self) -> str:

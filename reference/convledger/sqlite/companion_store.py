@@ -3,7 +3,9 @@
 :class:`SqliteCompanions` holds the hooks of capabilities ``projections``,
 ``spills``, ``search`` and ``fact_rows`` for :class:`~convledger.sqlite.store.SqliteStore`,
 which provides the transaction scopes they run in: every write is one
-``BEGIN IMMEDIATE`` transaction with the events that record it (SQL-043),
+``BEGIN IMMEDIATE`` transaction with the events that record it (SQL-043; so a
+kill never leaves a checkpoint ahead of its fold, DUR-006, nor a spill without
+its event, DUR-007),
 every read that must be consistent one read transaction. The rows
 themselves are written by :mod:`convledger.sqlite.companions`, the FTS5
 search by :mod:`convledger.sqlite.search`.

@@ -150,7 +150,7 @@ class MigrationRefusedError(IntegrityError, DatabaseRefusal):
 
 
 class StoreBusyError(ConflictError):
-    """Another connection held the write lock longer than the busy timeout (SQL-041)."""
+    """Another connection held the write lock longer than the busy timeout (SQL-041, DUR-012)."""
 
 
 class NestedStoreCallError(InvalidInputError):

@@ -12,7 +12,7 @@ Theory of operation
    order of the refusal table of ``errors.py``. It also probes FTS5 by
    creating and dropping a table in the ``temp`` schema (SQL-017).
 4. Act: refuse with the first problem; create version 2 in an empty file;
-   migrate a version 1 file; accept a valid version 2 file. Commit.
+   migrate a version 1 file; accept a valid version 2 file. Commit (DUR-008).
 5. Switch a file to WAL (SQL-042) only after the schema is settled, so a
    refused open has not touched a byte of the file (SQL-022, FLT-006).
 

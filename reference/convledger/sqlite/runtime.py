@@ -69,7 +69,7 @@ def transit(
     append: Appender,
     probe: FaultProbe,
 ) -> Outcome:
-    """SQL-053: decide and, when applied, write every row and the event, in this transaction."""
+    """SQL-053, DUR-004: decide, and if applied write every row and the event in one transaction."""
     refuse_purged(connection, conversation_id)
     decision = decide(
         SqlRuntimeView(connection, conversation_id), conversation_id, transition, draft.occurred_at

@@ -238,7 +238,7 @@ class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions, FaultSeam):
 
     @contextlib.contextmanager
     def _transaction(self, operation: str, *, write: bool) -> Iterator[sqlite3.Connection]:
-        """One transaction: ``BEGIN IMMEDIATE`` for writes (SQL-040), ``BEGIN`` for snapshots."""
+        """One transaction, committed before it returns (SQL-040, DUR-001); ``BEGIN IMMEDIATE``."""
         with self._gate(operation) as connection, driver_boundary(operation):
             connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             try:
@@ -268,9 +268,9 @@ class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions, FaultSeam):
     def _append(
         self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
     ) -> tuple[Envelope, ...]:
-        # LED-004, ERR-004: one write transaction; a refusal rolls back all of it.
-        # LED-017: the head is read inside BEGIN IMMEDIATE, so writers of every
-        # handle and process take seqs one after the other, never the same one.
+        # LED-004, ERR-004, DUR-002: one write transaction; a refusal rolls back all of it.
+        # LED-017, DUR-010, DUR-011: the head is read inside BEGIN IMMEDIATE, so writers of
+        # every handle and process take seqs one after the other, never the same one (DUR-003).
         with self._transaction("append", write=True) as connection:
             return append_checked(connection, conversation_id, drafts, expected_head)
 
@@ -337,7 +337,7 @@ class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions, FaultSeam):
 
     def _import(self, archive: Archive) -> None:
         state = runtime_of(archive.conversation_id, archive.companions)
-        # ARC-013: one write transaction; a refusal rolls back all of it.
+        # ARC-013, DUR-005: one write transaction; a refusal rolls back all of it.
         with self._transaction("import", write=True) as connection:
             runtime.refuse_purged(connection, archive.conversation_id)  # SQL-052
             head = rows.head_of(connection, archive.conversation_id)

@@ -9,6 +9,15 @@ sqlite`` a fresh SQLite store on a new temporary file, declaring all but
 or, with ``--db PATH``, a store opened on that one file (every handle shares
 its data).
 ``--factory MODULE:FACTORY`` serves any Python store factory instead.
+
+``openStore {location}`` (WIR-040, the crash runs of chapter DUR) opens the
+persistent store kept at a location: with ``--store sqlite`` the file
+``ledger.sqlite`` in the directory ``location`` (created empty when absent);
+with ``--opener MODULE:CALLABLE`` whatever that callable (a locator opener of
+``convledger.handles``, taking one text) returns for ``location``. ``--store
+memory`` keeps nothing and refuses it with ``not_supported``. The PostgreSQL
+store has no ``--store postgres`` here yet: its seam is a row of
+:data:`LOCATION_OPENERS` (a location would name a schema).
 Diagnostics go to standard error only: standard output carries frames.
 """
 
@@ -25,7 +34,7 @@ from typing import Any
 
 from convledger.memory import MemoryStore
 from convledger.store import Capability, LedgerStore
-from convledger.wire.server import CARRIED, StoreMaker, WireServer
+from convledger.wire.server import CARRIED, LocationOpener, StoreMaker, WireServer
 
 EXIT_REFUSED = 2
 
@@ -73,6 +82,39 @@ def wire_sqlite_store_factory() -> StoreMaker:
     return make
 
 
+def open_sqlite_location(location: str) -> LedgerStore:
+    """WIR-040: the SQLite store of ``location/ledger.sqlite``, declaring only what is carried.
+
+    Every server process started on one location opens the same file (WIR-041).
+    """
+    directory = Path(location)
+    directory.mkdir(parents=True, exist_ok=True)
+    store_class: Any = _wire_sqlite_class()
+    store: LedgerStore = store_class(directory / "ledger.sqlite")
+    return store
+
+
+LOCATION_OPENERS: dict[str, LocationOpener] = {"sqlite": open_sqlite_location}
+"""WIR-040: the persistent stores ``openStore`` opens, by ``--store``; memory keeps nothing."""
+
+
+def _named_opener(text: str) -> LocationOpener:
+    """The callable ``MODULE:CALLABLE`` names, as a location opener (WIR-040)."""
+    module_name, _, attribute = text.partition(":")
+    target: object = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        target = getattr(target, part)
+    if not callable(target):
+        raise TypeError(f"{text} is not callable")
+    opener = target
+
+    def open_location(location: str) -> LedgerStore:
+        store: LedgerStore = opener(location)
+        return store
+
+    return open_location
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``serve-wire`` subcommand."""
     parser = subparsers.add_parser(
@@ -89,6 +131,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="with --store sqlite: the database file every store opens")
     parser.add_argument("--factory", metavar="MODULE:FACTORY",
                         help="serve the stores of this zero-argument Python callable instead")
+    parser.add_argument("--opener", metavar="MODULE:CALLABLE",
+                        help="openStore {location} calls this one-argument Python callable")
     parser.set_defaults(run=run)
 
 
@@ -129,9 +173,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     try:
         maker = maker_for(args)
+        opener = (
+            _named_opener(args.opener) if args.opener else LOCATION_OPENERS.get(args.store)
+        )
     except Exception as error:  # a user's factory may fail to import in any way
         print(f"serve-wire: cannot load the store: {error}", file=sys.stderr)
         return EXIT_REFUSED
     sys.stdout.flush()
     # WIR-023: frames only on standard output; diagnostics go to standard error.
-    return WireServer(maker).serve(sys.stdin.buffer, sys.stdout.buffer)
+    return WireServer(maker, opener=opener).serve(sys.stdin.buffer, sys.stdout.buffer)

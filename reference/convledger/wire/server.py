@@ -55,6 +55,8 @@ PROTOCOL_VERSION: Final = 1
 """WIR-006: the protocol version this module speaks."""
 
 StoreMaker = Callable[[], LedgerStore]
+LocationOpener = Callable[[str], LedgerStore]
+"""Opens (or creates empty) the persistent store kept at a location (WIR-040)."""
 Send = Callable[[dict[str, Any]], None]
 
 
@@ -65,8 +67,15 @@ class CallbackFailed(Exception):
 class WireServer:
     """Serves stores made by ``maker`` over one pair of binary streams."""
 
-    def __init__(self, maker: StoreMaker, *, name: str = "convledger-python") -> None:
+    def __init__(
+        self,
+        maker: StoreMaker,
+        *,
+        name: str = "convledger-python",
+        opener: LocationOpener | None = None,
+    ) -> None:
         self._maker = maker
+        self._opener = opener
         self._name = name
         self._stores: dict[int, LedgerStore] = {}
         self._handles = iter(range(1, 2**63))
@@ -141,7 +150,7 @@ class WireServer:
             }
         if member(args, "authorize") is True:
             args = {**args, "authorize": callback}
-        try:
+        try:  # WIR-042: the store's call has returned (and committed) before the reply is sent
             value = self._dispatch(op, args)
         except LedgerError as error:
             return {"id": ident, "error": values.error_out(error)}
@@ -200,6 +209,8 @@ class WireServer:
             raise InvalidInputError("the first request must be hello", requirement="WIR-006")
         if op == "newStore":
             return self._register(self._maker())
+        if op == "openStore":
+            return self._register(self._open_location(args))
         store = self._store(args)
         if op == "reopen":
             reopened = unchecked(store).reopen()
@@ -239,11 +250,22 @@ class WireServer:
             "spec": convledger.SPEC_VERSION,  # WIR-022: the registry is this version's kinds.json
             "server": self._name,
             "capabilities": declared,
-            "operations": sorted(OPERATIONS),
+            "operations": sorted(OPERATIONS) + (["openStore"] if self._opener else []),
         }
         if limits:  # LIM-010: a store that raises a limit says so in hello
             answer["limits"] = limits
         return answer
+
+    def _open_location(self, args: dict[str, Any]) -> LedgerStore:
+        """WIR-040: the store kept at ``location``; ``not_supported`` without a persistent one."""
+        if self._opener is None:
+            raise NotSupportedError(
+                "this server keeps no persistent store", requirement="WIR-040", capability=""
+            )
+        location = member(args, "location")
+        if not isinstance(location, str) or not location:
+            raise InvalidInputError("openStore needs a location (text)", requirement="WIR-040")
+        return self._opener(location)
 
     def _register(self, store: LedgerStore) -> dict[str, Any]:
         handle = next(self._handles)

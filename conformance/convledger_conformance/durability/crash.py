@@ -1,0 +1,386 @@
+"""Kill a store's server process at random moments and check what it answers after (chapter DUR).
+
+Theory of operation
+-------------------
+A :class:`Target` starts a server process on one location (a ``{dir}`` of
+``--command`` substituted with a directory this module creates, WIR-040) and
+opens the store kept there with ``openStore``. :func:`crash_run` runs rounds:
+a thread drives a :class:`~.workload.Workload` (the round's seed chooses its
+operations and the kill's delay), the timer sends SIGKILL to the server
+(in turn: inside a large batch, inside a large import, at a random moment), the
+next server process opens the location again and :func:`~.verify.verify`
+checks every acknowledgement since the first round. That server then carries
+the next round's workload, so a round costs one process start.
+
+:func:`concurrent_run` starts K servers on one location (or takes K stores in
+process) and runs K clients at once on two conversations, recording every
+call for :mod:`~.history` (DUR-010 .. DUR-013).
+
+Before the first round one large batch and one large import are acknowledged
+and timed (each after a small one that warms the server up); a kill that cuts
+one lands between 20 % and 70 % of that duration after it was sent (a margin
+for a machine whose speed varies). The seed
+replays the workload and the kill delays; where exactly a kill
+lands depends on the machine's timing, so a failure names the round, the
+seed and the rule, and the run repeats it by its seed with high likelihood,
+not certainty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import random
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from convledger.errors import ConflictError, LedgerError
+from convledger.interface import EveryOperation
+from convledger_conformance.durability.history import DEFAULT_BOUND, Call, Verdict, check_history
+from convledger_conformance.durability.verify import Violation, read_all, verify
+from convledger_conformance.durability.workload import Ledger, Workload, state_draft
+from convledger_conformance.wire.connection import WireConnection, WireError
+from convledger_conformance.wire.store import WireStore
+
+ROUND_KINDS = ("batch", "import", "timer")
+"""What each round's kill cuts, in turn: a large batch, a large import (each after some random
+operations, at 20 % .. 70 % of its calibrated duration), or anything (a random moment)."""
+CRASH_IDS = ("DUR-001", "DUR-002", "DUR-003", "DUR-004", "DUR-005", "DUR-006", "DUR-007",
+             "DUR-008", "WIR-040", "WIR-042")
+"""What the kill rounds judge."""
+CONCURRENT_IDS = ("DUR-010", "DUR-011", "DUR-012", "DUR-013", "WIR-041")
+"""What the concurrent runs judge."""
+
+
+class NotServed(Exception):
+    """The server refused ``openStore`` with ``not_supported``: chapter DUR does not apply."""
+
+
+@attrs.frozen
+class Target:
+    """How to start one server process on a location and open the store kept there."""
+
+    argv: tuple[str, ...]
+    """The command; every ``{dir}`` becomes the location's directory."""
+    location: str | None = None
+    """What ``openStore`` asks for; None: the directory itself."""
+    env: dict[str, str] | None = None
+    timeout: float = 60.0
+
+    @classmethod
+    def command(cls, command: str, timeout: float = 60.0) -> Target:
+        return cls(tuple(shlex.split(command)), timeout=timeout)
+
+    @classmethod
+    def opener(cls, opener: str, location: str) -> Target:
+        """The reference server on an in-process store's locator (``--opener``)."""
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        argv = (sys.executable, "-m", "convledger", "serve-wire", "--opener", opener)
+        return cls(argv, location, env)
+
+    def start(self, directory: Path) -> tuple[WireConnection, EveryOperation]:
+        argv = [part.replace("{dir}", str(directory)) for part in self.argv]
+        connection = WireConnection(argv, timeout=self.timeout, env=self.env)
+        if "openStore" not in (connection.hello.get("operations") or ()):
+            connection.close()
+            raise NotServed("the server's hello does not list openStore (WIR-040)")
+        try:
+            created = connection.request("openStore", {"location": self.location or str(directory)})
+        except LedgerError as refusal:
+            connection.close()
+            if refusal.kind == "not_supported":
+                raise NotServed(f"openStore refused with {refusal.kind}") from None
+            raise
+        return connection, WireStore(connection, created)
+
+
+@attrs.define
+class Failure:
+    """A broken rule in one round."""
+
+    rule: str
+    round: int
+    seed: int
+    message: str
+
+    def render(self) -> str:
+        return f"FAILED {self.rule} round {self.round} seed {self.seed}: {self.message}"
+
+
+@attrs.define
+class CrashResult:
+    """What a crash run did and found."""
+
+    seed: int
+    rounds: int = 0
+    kills: int = 0
+    import_kills: int = 0
+    batch_kills: int = 0
+    acknowledged: int = 0
+    in_flight: int = 0
+    attempts: int = 0
+    failures: list[Failure] = attrs.field(factory=list)
+    not_applicable: str = ""
+    seconds: float = 0.0
+
+
+def _stamp(times: list[float]) -> None:
+    times.append(time.monotonic())
+
+
+def kill(connection: WireConnection) -> None:
+    """SIGKILL the server (it may have died already)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(connection.pid, signal.SIGKILL)
+
+
+def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
+              import_events: int = 3000, progress: Callable[[str], None] | None = None,
+              ) -> CrashResult:
+    """``rounds`` kills of the server, each followed by a restart and a verification."""
+    result = CrashResult(seed=seed)
+    began = time.monotonic()
+    directory = Path(tempfile.mkdtemp(prefix="convledger-crash-"))
+    ledger = Ledger()
+    try:
+        try:
+            connection, store = target.start(directory)
+        except NotServed as refusal:
+            result.not_applicable = f"openStore not served: {refusal}"
+            return result
+        except (WireError, LedgerError) as error:
+            result.failures.append(Failure("WIR-040", 0, seed, f"openStore failed: {error!r}"))
+            return result
+        # One acknowledged large batch and import first: their durations place the kills
+        # that cut one (each after a small one that warms the server's path up, untimed).
+        calibration = Workload(store, ledger, random.Random(seed), 0, import_events=import_events)
+        seconds = {}
+        for kind, warm in (("batch", calibration.append), ("import", calibration.small_import)):
+            warm()
+            sent: list[float] = []  # timed from the moment it is sent, as the kills are
+            calibration.large(kind, functools.partial(_stamp, sent))
+            seconds[kind] = time.monotonic() - sent[0]
+        for round_ in range(1, rounds + 1):
+            rng = random.Random(seed * 1_000_003 + round_)
+            cut = ROUND_KINDS[(round_ - 1) % len(ROUND_KINDS)]
+            delay = (rng.uniform(0.2, 0.7) * seconds[cut] if cut != "timer"
+                     else rng.uniform(0.05, max_delay))
+            stop = threading.Event()
+            timer = threading.Timer(delay, kill, (connection,))
+            workload = Workload(store, ledger, rng, round_, import_events=import_events)
+
+            def drive(work: Workload = workload, armed: threading.Timer = timer,
+                      halt: threading.Event = stop, kind: str = cut) -> None:
+                try:
+                    work.run(100_000, halt, None if kind == "timer" else (kind, armed.start))
+                except (WireError, OSError):
+                    return  # the kill cut the call off: its attempt stays pending
+
+            if cut == "timer":
+                timer.start()
+            thread = threading.Thread(target=drive, daemon=True)
+            thread.start()
+            thread.join(timeout=max_delay + 120)
+            stop.set()
+            timer.cancel()
+            status = connection.exit_status()
+            connection.close()
+            thread.join(timeout=30)
+            if status != -signal.SIGKILL:
+                result.failures.append(Failure("DUR-008", round_, seed, (
+                    f"the round's kill did not land (server exit status {status}): the round "
+                    "checks nothing, so it counts as failed")))
+                try:
+                    connection, store = target.start(directory)
+                except (WireError, LedgerError, NotServed) as error:
+                    result.failures.append(Failure("DUR-008", round_, seed,
+                                                   f"the store did not open again: {error!r}"))
+                    return result
+                continue
+            result.kills += 1
+            result.import_kills += cut == "import"
+            result.batch_kills += cut == "batch"
+            try:
+                connection, store = target.start(directory)
+            except (WireError, LedgerError, NotServed) as error:
+                result.failures.append(Failure("DUR-008", round_, seed,
+                                               f"the store did not open after the kill: {error}"))
+                return result
+            verified = verify(store, ledger)
+            result.rounds += 1
+            result.acknowledged += verified.acknowledged
+            result.in_flight += verified.in_flight
+            result.failures.extend(Failure(v.rule, round_, seed, v.message)
+                                   for v in verified.violations)
+            if progress is not None:
+                progress(f"round {round_}/{rounds}: killed after {delay:.2f} s"
+                         f"{'' if cut == 'timer' else ' into a large ' + cut}, "
+                         f"{verified.acknowledged} acknowledged writes checked, "
+                         f"{len(verified.violations)} violations")
+            if verified.violations:
+                break  # later rounds would report the same loss again
+        result.attempts = len(ledger.attempts)
+        connection.close()
+        return result
+    finally:
+        result.seconds = time.monotonic() - began
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@attrs.define
+class ConcurrentResult:
+    """What a concurrent run recorded and what the checker said."""
+
+    clients: int
+    calls: list[Call] = attrs.field(factory=list)
+    verdicts: list[Verdict] = attrs.field(factory=list)
+    failures: list[Violation] = attrs.field(factory=list)
+    checker_seconds: float = 0.0
+    not_applicable: str = ""
+
+    @property
+    def longest(self) -> int:
+        return max((verdict.calls for verdict in self.verdicts), default=0)
+
+
+CONCURRENT_CONVERSATIONS = ("con-x", "con-y")
+
+
+def client_loop(store: EveryOperation, client: int, steps: int, seed: int,
+                calls: list[Call], failures: list[Violation], lock: threading.Lock,
+                conversations: tuple[str, ...] = CONCURRENT_CONVERSATIONS) -> None:
+    """One client's calls, each recorded with its invocation and completion (DUR-010, DUR-012)."""
+    rng = random.Random(seed * 7919 + client)
+    seen: dict[str, int] = {}
+    for step in range(steps):
+        conversation = rng.choice(conversations)
+        op = rng.choices(("append", "head", "read"), (5, 2, 1))[0]
+        ids: tuple[str, ...] = ()
+        expected = None
+        invoked = time.monotonic()
+        try:
+            if op == "append":
+                size = rng.choice((1, 1, 2, 3))
+                ids = tuple(f"{conversation}-c{client}-{step}-{n}" for n in range(size))
+                if rng.random() < 0.5:
+                    expected = seen.get(conversation, 0)
+                placed = store.append(conversation, [state_draft(i, i) for i in ids],
+                                      expected_head=expected)
+                value: Any = tuple(envelope.seq for envelope in placed)
+                seen[conversation] = value[-1]
+            elif op == "head":
+                value = store.head(conversation)
+                seen[conversation] = value
+            else:
+                page = store.read(conversation, limit=1000)
+                value = tuple(envelope.event_id for envelope in page.items)
+                if page.next_seq is not None:
+                    raise AssertionError("a history read must fit in one page")
+            outcome = "ok"
+        except ConflictError as refusal:
+            outcome, value = "conflict", refusal.actual
+            if refusal.actual is not None:
+                seen[conversation] = refusal.actual
+        except LedgerError as refusal:
+            outcome, value = refusal.kind, None
+            if refusal.kind == "internal":
+                with lock:
+                    failures.append(Violation("DUR-012", f"client {client} {op}: {refusal!r}"))
+                return
+        except Exception as error:  # a lost server, a bug: never a refusal (DUR-012)
+            with lock:
+                failures.append(Violation("DUR-012", f"client {client} {op} failed: {error!r}"))
+            return
+        completed = time.monotonic()
+        with lock:
+            calls.append(Call(client, conversation, op, invoked, completed, ids, expected,
+                              outcome, value))
+
+
+def run_clients(stores: Sequence[EveryOperation], steps: int, seed: int,
+                bound: int = DEFAULT_BOUND, prefix: str = "") -> ConcurrentResult:
+    """Run one client per store at once on new conversations, then check history and ledgers.
+
+    The conversations (``prefix`` + :data:`CONCURRENT_CONVERSATIONS`) must be new: the
+    model starts from empty ledgers.
+    """
+    conversations = tuple(prefix + name for name in CONCURRENT_CONVERSATIONS)
+    result = ConcurrentResult(clients=len(stores))
+    lock = threading.Lock()
+    barrier = threading.Barrier(len(stores))
+
+    def client(index: int) -> None:
+        barrier.wait()
+        client_loop(stores[index], index, steps, seed, result.calls, result.failures, lock,
+                    conversations)
+
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=600)
+    _check_ledgers(stores[0], result, conversations)
+    began = time.monotonic()
+    result.verdicts = check_history(result.calls, bound)
+    result.checker_seconds = time.monotonic() - began
+    for verdict in result.verdicts:
+        if verdict.status == "not_linearizable":
+            result.failures.append(
+                Violation("DUR-010", f"{verdict.conversation!r}: {verdict.detail}"))
+    refusals = {call.outcome for call in result.calls} - {"ok", "conflict"}
+    if refusals:
+        result.failures.append(Violation("DUR-012", f"unexpected refusals {sorted(refusals)}"))
+    return result
+
+
+def _check_ledgers(store: EveryOperation, result: ConcurrentResult,
+                   conversations: tuple[str, ...]) -> None:
+    """DUR-011: seqs 1..n and no eventId twice, read after every client finished."""
+    seen: set[str] = set()
+    for conversation in conversations:
+        try:
+            events = read_all(store, conversation)
+        except (LedgerError, WireError) as error:
+            result.failures.append(Violation("DUR-011", f"reading {conversation!r}: {error!r}"))
+            continue
+        if [e.seq for e in events] != list(range(1, len(events) + 1)):
+            result.failures.append(Violation("DUR-011", f"{conversation!r} seqs are not 1..n"))
+        for event in events:
+            if event.event_id in seen:
+                result.failures.append(Violation("DUR-011", f"eventId {event.event_id!r} twice"))
+            seen.add(event.event_id)
+
+
+def concurrent_run(target: Target, clients: int, steps: int, seed: int,
+                   bound: int = DEFAULT_BOUND, prefix: str = "") -> ConcurrentResult:
+    """K server processes on one location, one client each."""
+    directory = Path(tempfile.mkdtemp(prefix="convledger-clients-"))
+    connections: list[WireConnection] = []
+    try:
+        stores = []
+        for _ in range(clients):
+            try:
+                connection, store = target.start(directory)
+            except NotServed as refusal:
+                return ConcurrentResult(clients, not_applicable=f"openStore refused: {refusal}")
+            except LedgerError as refusal:  # WIR-041: a store that cannot be shared says so
+                return ConcurrentResult(clients, not_applicable=(
+                    f"a second openStore on one location was refused: {refusal.kind}"))
+            connections.append(connection)
+            stores.append(store)
+        return run_clients(stores, steps, seed, bound, prefix)
+    finally:
+        for connection in connections:
+            connection.close()
+        shutil.rmtree(directory, ignore_errors=True)

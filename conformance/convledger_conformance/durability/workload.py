@@ -1,0 +1,205 @@
+"""A random workload over every declared capability, with its acknowledgements (DUR-001).
+
+Theory of operation
+-------------------
+:class:`Workload` calls a store (in process or a wire proxy) one operation
+at a time and appends an :class:`Attempt` to its :class:`Ledger` before each
+call: ``pending`` until the call returns (``acked``, with the values it
+returned) or is refused with a typed error (``refused``). A call cut off by
+the kill of the store's process stays ``pending``: it was in flight
+(chapter DUR). The ledger carries over from round to round, so each round
+checks everything acknowledged since the first.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from convledger import EventDraft, MemoryStore
+from convledger.canonical import JsonValue
+from convledger.capabilities import Capability
+from convledger.errors import LedgerError
+from convledger.interface import EveryOperation
+from convledger.projections.named import counting
+from convledger.runtime import Accept
+
+AT = "2026-12-01T00:00:00Z"
+PROJECTION = counting("durability.count", 1)
+"""The definition the workload catches up: at uptoSeq n its state is ``{count: n, seqs: 1..n}``."""
+LARGE_BATCH = 100
+"""The events of the large batch a kill cuts."""
+CONVERSATIONS = ("dur-a", "dur-b", "dur-c")
+"""The conversations appends, catch-ups and spills share."""
+RUNTIME_CONVERSATIONS = ("dur-run-a", "dur-run-b")
+"""The conversations of appends and transitions (their exports carry the runtime companion alone,
+so an in-memory store rebuilds their records from them, DUR-004)."""
+
+
+@attrs.define
+class Attempt:
+    """One invoked operation: what it wrote, and how it ended (``pending`` while in flight)."""
+
+    op: str
+    conversation: str
+    event_ids: tuple[str, ...] = ()
+    detail: dict[str, Any] = attrs.field(factory=dict)
+    status: str = "pending"
+    result: Any = None
+    round: int = 0
+
+
+def state_draft(event_id: str, value: str) -> EventDraft:
+    """A small valid draft (kind ``state/set``)."""
+    payload: dict[str, JsonValue] = {"name": "slot", "version": 1, "value": value, "actor": "user"}
+    return EventDraft(event_id=event_id, kind="state/set", occurred_at=AT, payload=payload)
+
+
+def archive_of(conversation: str, prefix: str, events: int) -> bytes:
+    """The canonical archive of ``events`` drafts, built on an in-memory store."""
+    scratch = MemoryStore()
+    for start in range(0, events, 200):
+        stop = min(events, start + 200)
+        drafts = [state_draft(f"{prefix}-{n}", str(n)) for n in range(start, stop)]
+        scratch.append(conversation, drafts)
+    return scratch.export_conversation(conversation)
+
+
+@attrs.define
+class Ledger:
+    """Every attempt of a crash run, in invocation order, across its rounds."""
+
+    attempts: list[Attempt] = attrs.field(factory=list)
+    lock: threading.Lock = attrs.field(factory=threading.Lock)
+
+    def record(self, attempt: Attempt) -> Attempt:
+        with self.lock:
+            self.attempts.append(attempt)
+        return attempt
+
+    def acked(self, op: str | None = None) -> list[Attempt]:
+        return [a for a in self.attempts if a.status == "acked" and op in (None, a.op)]
+
+
+class Workload:
+    """Drives one store with random operations of its declared capabilities."""
+
+    def __init__(self, store: EveryOperation, ledger: Ledger, rng: random.Random, round_: int,
+                 *, import_events: int = 3000) -> None:
+        self.store = store
+        self.ledger = ledger
+        self.rng = rng
+        self.round = round_
+        self.import_events = import_events
+        self.declared = store.capabilities
+        self._serial = 0
+        operations: list[tuple[int, Callable[[], None]]] = [(6, self.append)]
+        operations.append((1, self.small_import))
+        if Capability.TRANSITIONS in self.declared:
+            operations.append((3, self.transition))
+        if Capability.PROJECTIONS in self.declared:
+            operations.append((2, self.catch_up))
+        if Capability.SPILLS in self.declared:
+            operations.append((2, self.put_spill))
+        if Capability.PURGE in self.declared:
+            operations.append((1, self.purge))
+        self._weights = [weight for weight, _ in operations]
+        self._operations = [operation for _, operation in operations]
+
+    def ident(self, what: str) -> str:
+        self._serial += 1
+        return f"r{self.round}-{what}-{self._serial}"
+
+    def run(self, steps: int, stop: threading.Event,
+            large: tuple[str, Callable[[], None]] | None = None) -> None:
+        """``steps`` random operations; with ``large`` (``batch`` or ``import``, and what to call
+        just before it is sent), one large write after the first few."""
+        if large is not None:
+            for _ in range(self.rng.randint(3, 15)):
+                self.rng.choices(self._operations, self._weights)[0]()
+            self.large(*large)
+        for _ in range(steps):
+            if stop.is_set():
+                return
+            self.rng.choices(self._operations, self._weights)[0]()
+
+    def _call(self, attempt: Attempt, call: Callable[[], Any]) -> None:
+        self.ledger.record(attempt)
+        try:
+            attempt.result = call()
+        except LedgerError as refusal:
+            attempt.status, attempt.result = "refused", refusal.kind
+            return
+        attempt.status = "acked"
+
+    def append(self) -> None:
+        conversation = self.rng.choice(CONVERSATIONS + RUNTIME_CONVERSATIONS)
+        size = self.rng.choice((1, 1, 2, 5, 20))
+        ids = tuple(self.ident("ev") for _ in range(size))
+        drafts = [state_draft(event_id, event_id) for event_id in ids]
+        expected = None
+        if self.rng.random() < 0.3:
+            expected = self.store.head(conversation)
+        attempt = Attempt("append", conversation, ids, {"expected": expected}, round=self.round)
+        self._call(attempt, lambda: self.store.append(conversation, drafts, expected_head=expected))
+
+    def transition(self) -> None:
+        conversation = self.rng.choice(RUNTIME_CONVERSATIONS)
+        event_id, key = self.ident("tr"), self.ident("key")
+        step = Accept(key, self.ident("in"), self.ident("run"), self.ident("ans"), {"text": key})
+        attempt = Attempt("transition", conversation, (event_id,), round=self.round)
+        self._call(attempt, lambda: self.store.transition(
+            conversation, step, event_id=event_id, occurred_at=AT))
+
+    def catch_up(self) -> None:
+        conversation = self.rng.choice(CONVERSATIONS)
+        attempt = Attempt("catch_up", conversation, round=self.round)
+        self._call(attempt, lambda: self.store.catch_up(
+            conversation, PROJECTION, max_events=self.rng.choice((1, 5, 100))))
+
+    def put_spill(self) -> None:
+        conversation = self.rng.choice(CONVERSATIONS)
+        event_id, reference = self.ident("sp"), self.ident("ref")
+        data = self.rng.randbytes(self.rng.choice((10, 1000, 100_000)))
+        attempt = Attempt("put_spill", conversation, (event_id,),
+                          {"reference": reference, "data": data}, round=self.round)
+        self._call(attempt, lambda: self.store.put_spill(
+            conversation, data, media_type="application/octet-stream",
+            operation={"operationId": reference, "authorization": {}}, reference=reference,
+            event_id=event_id, occurred_at=AT))
+
+    def purge(self) -> None:
+        conversation = self.ident("purged")
+        seed = self.ident("ev")
+        self._call(Attempt("append", conversation, (seed,), {"expected": None}, round=self.round),
+                   lambda: self.store.append(conversation, [state_draft(seed, seed)]))
+        self._call(Attempt("purge", conversation, round=self.round),
+                   lambda: self.store.purge(conversation))
+
+    def small_import(self) -> None:
+        self._import(self.rng.choice((1, 10, 50)))
+
+    def large(self, kind: str, started: Callable[[], None]) -> None:
+        """A large batch (``LARGE_BATCH`` events) or a large import, ``started()`` just before."""
+        if kind == "import":
+            self._import(self.import_events, started)
+            return
+        conversation = self.rng.choice(CONVERSATIONS)
+        ids = tuple(self.ident("ev") for _ in range(LARGE_BATCH))
+        drafts = [state_draft(event_id, event_id) for event_id in ids]
+        attempt = Attempt("append", conversation, ids, {"expected": None}, round=self.round)
+        started()
+        self._call(attempt, lambda: self.store.append(conversation, drafts))
+
+    def _import(self, events: int, started: Callable[[], None] | None = None) -> None:
+        conversation = self.ident("imported")
+        archive = archive_of(conversation, conversation, events)
+        ids = tuple(f"{conversation}-{n}" for n in range(events))
+        attempt = Attempt("import", conversation, ids, round=self.round)
+        if started is not None:
+            started()
+        self._call(attempt, lambda: self.store.import_conversation(archive))
