@@ -41,10 +41,10 @@ from convledger.capabilities import Capability
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, NotFoundError
 from convledger.handles import StoreLocator
-from convledger.host.rows import FactRow
-from convledger.host.store import FactRowsBase
 from convledger.kinds import KindRegistry
+from convledger.postgres import companions as side
 from convledger.postgres import rows, runtime, transaction
+from convledger.postgres.companion_store import PostgresCompanions
 from convledger.postgres.driver import Settings, connect, psycopg_module
 from convledger.postgres.errors import (
     RetryableFailure,
@@ -72,11 +72,14 @@ CAPABILITIES = frozenset(
         Capability.PERSISTENCE,
         Capability.TRANSITIONS,
         Capability.PURGE,
+        Capability.PROJECTIONS,
+        Capability.SPILLS,
+        Capability.SEARCH,
         Capability.FACT_ROWS,
         Capability.MULTI_PROCESS,
     }
 )
-"""PGS-050: what this slice declares; projections, spills and search come later."""
+"""PGS-050: what the store declares (all but ``migration``, the SQLite file's)."""
 
 OPENER = "convledger.postgres:open_located_store"
 """The opener a store's locator names (:func:`convledger.postgres.factories.open_located_store`)."""
@@ -97,8 +100,8 @@ def utc_now() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
-class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
-    """The ledger in one schema of a PostgreSQL database, schema version 1."""
+class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions):
+    """The ledger in one schema of a PostgreSQL database, schema version 2."""
 
     declared = CAPABILITIES
 
@@ -298,6 +301,23 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
 
         return self._run("export", body, write=False)
 
+    def _export_bundle_contents(
+        self, conversation_id: str
+    ) -> tuple[Sequence[Envelope], dict[str, JsonValue], dict[str, bytes]]:
+        """PGS-031, SPL-054: events, companions and spill bytes in one snapshot."""
+
+        def body(
+            connection: Connection,
+        ) -> tuple[list[Envelope], dict[str, JsonValue], dict[str, bytes]]:
+            events = [rows.envelope_of(row) for row in rows.export_rows(connection,
+                                                                        conversation_id)]
+            spills, objects = side.live_objects(connection, conversation_id)
+            companions = transaction.companions_of_conversation(connection, conversation_id,
+                                                                spills)
+            return events, companions, objects
+
+        return self._run("export", body, write=False)
+
     def _import(self, archive: Archive) -> None:
         state = runtime_of(archive.conversation_id, archive.companions)
         cid = archive.conversation_id
@@ -314,11 +334,13 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
             if stored is not None:
                 raise DuplicateError(f"eventId {stored!r} already exists in this store",
                                      requirement="ARC-010", identity=stored)
-            rows.insert_placed(connection, archive.events)  # ARC-016: every member as decoded
+            # ARC-016: every member as decoded; PGS-062: with its search words
+            transaction.insert_events(connection, archive.events)
             if state is not None:  # TRN-105: the companion's rows, in the same transaction
                 updated_at = next(e.occurred_at for e in reversed(archive.events)
                                   if e.kind in RUNTIME_KINDS)
                 runtime.write_state(connection, state, updated_at)
+            side.import_companions(connection, archive, self._clock())  # PRJ-044, SPL-055
 
         self._run("import", body)
 
@@ -331,6 +353,9 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
                                    append=transaction.append_event, probe=self._probe)
 
         return self._run("transition", body)
+
+    def _now(self) -> str:
+        return self._clock()
 
     def _probe(self, label: str) -> None:
         if self._fault_probe is not None:
@@ -362,35 +387,6 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase):
             return runtime.purge(connection, conversation_id, purged_at)
 
         return self._run("purge", body)
-
-    # -- child links and schedules (capability fact_rows, PGS-045) ---------------------------------
-
-    def _write_fact_rows(
-        self,
-        row: FactRow,
-        appends: tuple[tuple[str, tuple[EventDraft, ...]], ...],
-        skip_purged: bool,
-    ) -> tuple[str, ...]:
-        def body(connection: Connection) -> tuple[str, ...]:
-            transaction.lock(connection, [cid for cid, _ in appends])
-            written: list[str] = []
-            for conversation_id, drafts in appends:
-                if skip_purged and runtime.is_purged(connection, conversation_id):
-                    continue
-                if drafts:
-                    transaction.append_checked(connection, conversation_id, drafts, None)
-                else:
-                    runtime.refuse_purged(connection, conversation_id)
-                written.append(conversation_id)
-            transaction.upsert_fact_row(connection, row)
-            return tuple(written)
-
-        return self._run("write_fact_rows", body)
-
-    def _fact_rows(self, table: str, conversation_id: str) -> tuple[FactRow, ...]:
-        return self._single("fact_rows",
-                            lambda connection: transaction.load_fact_rows(connection, table,
-                                                                          conversation_id))
 
     # -- several handles (capability multi_process, LED-016) ------------------------------------
 
