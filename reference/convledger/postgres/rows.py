@@ -104,7 +104,12 @@ def stored_row(row: Sequence[Any]) -> StoredRow:
 
 def envelope_of(row: Sequence[Any]) -> Envelope:
     """The envelope one fetched row stores (PGS-003)."""
-    cid, seq, event_id, kind, schema_version, occurred_at, payload, ignorable = stored_row(row)
+    return envelope_of_stored(stored_row(row))
+
+
+def envelope_of_stored(row: StoredRow) -> Envelope:
+    """The envelope of a row already read as text (:func:`stored_row`)."""
+    cid, seq, event_id, kind, schema_version, occurred_at, payload, ignorable = row
     return Envelope(
         schema_version=schema_version,
         event_id=event_id,
@@ -156,3 +161,9 @@ def export_rows(connection: Connection, conversation_id: str) -> list[StoredRow]
     """ARC-001: every row of one conversation as text; the caller holds the snapshot."""
     found = connection.execute(EXPORT_EVENTS, (key(conversation_id),)).fetchall()
     return [stored_row(row) for row in found]
+
+
+def export_events(connection: Connection, conversation_id: str) -> list[Envelope]:
+    """ARC-001: every envelope of one conversation; the caller holds the snapshot."""
+    found = connection.execute(EXPORT_EVENTS, (key(conversation_id),)).fetchall()
+    return [envelope_of(row) for row in found]

@@ -117,6 +117,7 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions):
         on_close: Callable[[], None] | None = None,
         registry: KindRegistry | None = None,
         fault_probe: FaultProbe | None = None,
+        emptied: bool = False,
     ) -> None:
         """Connect to ``dsn`` and create or validate ``schema`` (default ``convledger``).
 
@@ -125,7 +126,9 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions):
         statement (then ``unavailable``, PGS-013). ``clock`` dates purges;
         ``on_close`` runs once when the store closes; ``fault_probe`` is called
         with a label after each write inside a transition's transaction
-        (TRN-004; labels in ``runtime.py``). Without psycopg installed this
+        (TRN-004; labels in ``runtime.py``). ``emptied`` is for the factory of
+        PGS-053 only: the schema is one this store's class created and the
+        factory emptied, so opening skips the catalog. Without psycopg installed this
         raises :class:`~convledger.postgres.driver.DriverMissingError`.
         """
         super().__init__(registry=registry)
@@ -145,7 +148,8 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions):
         with driver_boundary("open"):
             self._connection: Connection = connect(self._settings)
             try:
-                self.outcome = open_schema(self._connection, self._settings.schema)
+                self.outcome = "emptied" if emptied else open_schema(
+                    self._connection, self._settings.schema)
                 """``created`` or ``opened``: what opening did to the schema (PGS-020)."""
             except BaseException:
                 self._connection.close()
@@ -285,7 +289,7 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions):
                 requirement="ARC-005",
             )
         if codec.encode_stored is None:  # the clear code: decode each row, encode the archive
-            events = [rows.envelope_of(row) for row in stored]
+            events = [rows.envelope_of_stored(row) for row in stored]
             return encode_archive(archive_of(conversation_id, events, companions))
         return codec.encode_stored(conversation_id, stored, companions)
 
@@ -295,8 +299,7 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions):
         """PGS-031, TRN-107: events and the runtime companion in one snapshot."""
 
         def body(connection: Connection) -> tuple[list[Envelope], dict[str, JsonValue]]:
-            stored = rows.export_rows(connection, conversation_id)
-            events = [rows.envelope_of(row) for row in stored]
+            events = rows.export_events(connection, conversation_id)
             return events, transaction.companions_of_conversation(connection, conversation_id)
 
         return self._run("export", body, write=False)
@@ -309,8 +312,7 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions):
         def body(
             connection: Connection,
         ) -> tuple[list[Envelope], dict[str, JsonValue], dict[str, bytes]]:
-            events = [rows.envelope_of(row) for row in rows.export_rows(connection,
-                                                                        conversation_id)]
+            events = rows.export_events(connection, conversation_id)
             spills, objects = side.live_objects(connection, conversation_id)
             companions = transaction.companions_of_conversation(connection, conversation_id,
                                                                 spills)
