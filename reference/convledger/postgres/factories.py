@@ -145,7 +145,9 @@ def _recycle(dsn: str, schema: str) -> None:
         _POOL.setdefault(dsn, []).append(fresh)
 
 
-def recycling_store_factory(dsn: str | None = None, **options: Any) -> StoreMaker:
+def recycling_store_factory(
+    dsn: str | None = None, *, store_class: type[PostgresStore] = PostgresStore, **options: Any
+) -> StoreMaker:
     """A maker of fresh stores that reuses the emptied schemas of closed ones (PGS-053)."""
 
     def make() -> PostgresStore:
@@ -156,7 +158,7 @@ def recycling_store_factory(dsn: str | None = None, **options: Any) -> StoreMake
             schema = pooled.pop() if pooled else f"{SCHEMA_PREFIX}{uuid.uuid4().hex}"
             _LIVE.add((target, schema))
         try:
-            return PostgresStore(target, schema=schema, emptied=emptied,
+            return store_class(target, schema=schema, emptied=emptied,
                                  on_close=lambda: _recycle(target, schema), **options)
         except BaseException:
             drop_schema(target, schema)
