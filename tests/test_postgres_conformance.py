@@ -1,6 +1,7 @@
 """The conformance suite at profile smoke, in process, against the PostgreSQL store (PGS-050).
 
-The store declares every capability but migration (PGS-050): no requirement may fail or stay not_run, and only the
+The store declares every capability but migration (PGS-050): no requirement
+may fail or stay not_run, and only the
 requirements of the capabilities it declares absent may be not_applicable.
 Every schema the run made is dropped by the end (PGS-051).
 """
@@ -13,7 +14,7 @@ from convledger.capabilities import Capability
 
 psycopg = pytest.importorskip("psycopg")
 
-from convledger.postgres import CAPABILITIES, factories, new_schema_store  # noqa: E402
+from convledger.postgres import CAPABILITIES, factories, new_schema_store, recycling  # noqa: E402
 from convledger_conformance.report import FAILED, NOT_APPLICABLE, NOT_RUN  # noqa: E402
 from convledger_conformance.runner import run_suite  # noqa: E402
 
@@ -43,5 +44,6 @@ def test_the_suite_passes_at_smoke(pg_dsn: str) -> None:
         NOT_APPLICABLE}
     # PGS-051: a store a check left open keeps its schema until the process exits;
     # the exit hook drops those (called here), so the run leaves the server as it was.
+    recycling.settle()
     factories._drop_leftovers()
     assert _test_schemas(pg_dsn) <= before

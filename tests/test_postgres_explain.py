@@ -1,4 +1,4 @@
-"""Every bounded read of the PostgreSQL store is an index scan: the plans (PGS-030, PGS-043, PGS-064).
+"""Every bounded read of the PostgreSQL store uses an index: plans (PGS-030, PGS-043, PGS-064).
 
 A schema is filled with 6000 events over 20 conversations, runtime rows and
 fact rows, and analyzed. Then the server explains each statement of

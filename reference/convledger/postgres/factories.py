@@ -8,22 +8,7 @@ closes (``reopen`` hands the duty to the reopened handle). Schemas a process
 made and did not drop (a store never closed) are dropped when it exits, so a
 run leaves the server as it found it.
 
-Fresh stores are cheap (PGS-053)
---------------------------------
-A conformance run at profile ``ci`` makes thousands of stores, and a schema
-costs about 0.2 s to create and 0.1 s to drop (measured on 2 cores): most of a
-run. :func:`recycling_store_factory`, the one :func:`new_schema_store` uses,
-keeps the schemas of closed stores instead: when a store closes and no
-connection of that schema is left on the server (every connection of a store
-carries the schema in its ``application_name``), the factory deletes every
-row of the schema in one transaction, renames the schema to a new
-``convledger_test_<uuid>`` (so a locator or a handle of the closed store can
-never reach the next store) and hands it to the next store it makes. That
-store skips the comparison with the catalog (``emptied=True``): the schema
-was created by this store class and emptied by this factory, in this process,
-with no other connection on it. A schema that still has a
-connection is dropped as before. Whatever the pool holds when the process
-exits is dropped.
+Fresh stores are cheap: :mod:`convledger.postgres.recycling` (PGS-053).
 
 :func:`open_located_store` is the opener a store's locator names: the JSON
 argument ``{"store", "dsn", "schema", "connectTimeout", "lockTimeout",
@@ -43,7 +28,7 @@ from typing import Any
 
 from convledger.errors import InvalidInputError, NotFoundError
 from convledger.handles import store_class
-from convledger.postgres.driver import application_name, psycopg_module
+from convledger.postgres.driver import psycopg_module
 from convledger.postgres.errors import driver_boundary
 from convledger.postgres.schema import RELATIONS
 from convledger.postgres.store import PostgresStore
@@ -51,6 +36,13 @@ from convledger.postgres.store import PostgresStore
 DSN_VARIABLE = "CONVLEDGER_PG_DSN"
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 SCHEMA_PREFIX = "convledger_test_"
+PREFIX_VARIABLE = "CONVLEDGER_PG_SCHEMA_PREFIX"
+"""PGS-051: names another prefix for the schemas of fresh stores (runs side by side)."""
+
+
+def schema_prefix() -> str:
+    """The prefix of this process's schemas: ``CONVLEDGER_PG_SCHEMA_PREFIX`` or the default."""
+    return os.environ.get(PREFIX_VARIABLE) or SCHEMA_PREFIX
 
 StoreMaker = Callable[[], PostgresStore]
 
@@ -95,7 +87,7 @@ def schema_store_factory(dsn: str | None = None, **options: Any) -> StoreMaker:
 
     def make() -> PostgresStore:
         target = configured_dsn() if dsn is None else dsn
-        schema = f"{SCHEMA_PREFIX}{uuid.uuid4().hex}"
+        schema = f"{schema_prefix()}{uuid.uuid4().hex}"
         with _LIVE_LOCK:
             _LIVE.add((target, schema))
         try:
@@ -106,73 +98,6 @@ def schema_store_factory(dsn: str | None = None, **options: Any) -> StoreMaker:
             raise
 
     return make
-
-
-TABLES_TO_EMPTY = (
-    "events", "conversations", "heads", "runs", "admissions", "messages", "purged", "children",
-    "schedules", "projections", "spills", "search_words",
-)
-"""PGS-053: every table of schema version 2 that holds rows of a store (``meta`` stays)."""
-
-_POOL: dict[str, list[str]] = {}
-"""Emptied schemas ready for the next store, by DSN (each one in :data:`_LIVE` too)."""
-
-OTHER_CONNECTIONS = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
-
-
-def _recycle(dsn: str, schema: str) -> None:
-    """PGS-053: empty and rename the schema of a closed store for the next one, or drop it."""
-    psycopg = psycopg_module()
-    sql = psycopg.sql
-    fresh = f"{SCHEMA_PREFIX}{uuid.uuid4().hex}"
-    with driver_boundary("recycle schema"), psycopg.connect(dsn, autocommit=True,
-                                                            connect_timeout=5) as connection:
-        found = connection.execute(OTHER_CONNECTIONS, (application_name(schema),)).fetchone()
-        if found is None or int(found[0]) != 0:
-            connection.close()
-            drop_schema(dsn, schema)  # a handle is still connected: never reuse its schema
-            return
-        with connection.transaction():
-            connection.execute("SET LOCAL lock_timeout = '30s'")
-            connection.execute(sql.SQL("; ").join(
-                sql.SQL("DELETE FROM {}.{}").format(sql.Identifier(schema), sql.Identifier(table))
-                for table in TABLES_TO_EMPTY))
-            connection.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(
-                sql.Identifier(schema), sql.Identifier(fresh)))
-    with _LIVE_LOCK:
-        _LIVE.discard((dsn, schema))
-        _LIVE.add((dsn, fresh))
-        _POOL.setdefault(dsn, []).append(fresh)
-
-
-def recycling_store_factory(
-    dsn: str | None = None, *, store_class: type[PostgresStore] = PostgresStore, **options: Any
-) -> StoreMaker:
-    """A maker of fresh stores that reuses the emptied schemas of closed ones (PGS-053)."""
-
-    def make() -> PostgresStore:
-        target = configured_dsn() if dsn is None else dsn
-        with _LIVE_LOCK:
-            pooled = _POOL.get(target, [])
-            emptied = bool(pooled)
-            schema = pooled.pop() if pooled else f"{SCHEMA_PREFIX}{uuid.uuid4().hex}"
-            _LIVE.add((target, schema))
-        try:
-            return store_class(target, schema=schema, emptied=emptied,
-                                 on_close=lambda: _recycle(target, schema), **options)
-        except BaseException:
-            drop_schema(target, schema)
-            raise
-
-    return make
-
-
-_RECYCLING = recycling_store_factory()
-
-
-def new_schema_store() -> PostgresStore:
-    """A fresh store: ``--store convledger.postgres:new_schema_store`` (PGS-051, PGS-053)."""
-    return _RECYCLING()
 
 
 _MEMBERS = frozenset(

@@ -59,7 +59,7 @@ def _wire_sqlite_class() -> type[LedgerStore]:
 def wire_postgres_store_factory(dsn: str | None) -> StoreMaker:
     """PGS-054: fresh PostgreSQL stores, each in its own schema, declaring only what is carried."""
     from convledger.postgres import PostgresStore
-    from convledger.postgres.factories import recycling_store_factory
+    from convledger.postgres.recycling import recycling_store_factory
 
     class WirePostgresStore(PostgresStore):
         """A PostgreSQL store that declares only what the protocol carries (not multi_process)."""
