@@ -12,7 +12,6 @@ empty schema and leaves none behind (PGS-054); ``inspect``, ``export`` and
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import draft
+from convledger.cli import main
 from convledger.errors import LedgerError
 from convledger.handles import open_located
 
@@ -148,14 +148,17 @@ def test_serve_wire_gives_each_store_its_own_schema(pg_dsn: str) -> None:
     assert _schemas(pg_dsn, prefix) == set()
 
 
-def run_cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "convledger", *args], input=stdin,
-                          capture_output=True, check=False)
-
-
-def test_inspect_export_import_take_a_dsn(pg_dsn: str, tmp_path: Path) -> None:
+def test_inspect_export_import_take_a_dsn(
+    pg_dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """PGS-055: export of a schema, import into a new one, inspect; a missing schema is refused."""
     source, target = (f"convledger_cli_{uuid.uuid4().hex}" for _ in range(2))
+    def run_cli(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
     try:
         store = PostgresStore(pg_dsn, schema=source)
         store.append("c\x00", [draft("e1", value="hi"), draft("e2")])
@@ -163,15 +166,15 @@ def test_inspect_export_import_take_a_dsn(pg_dsn: str, tmp_path: Path) -> None:
         archive = tmp_path / "c.json"
         done = run_cli("export", pg_dsn, '"c\\u0000"', "--json-id", "--schema", source,
                        "-o", str(archive))
-        assert done.returncode == 0, done.stderr
-        assert run_cli("import", pg_dsn, str(archive), "--schema", target).returncode == 0
-        facts = json.loads(run_cli("inspect", pg_dsn, "--schema", target, "--json").stdout)
+        assert done[0] == 0, done
+        assert run_cli("import", pg_dsn, str(archive), "--schema", target)[0] == 0
+        facts = json.loads(run_cli("inspect", pg_dsn, "--schema", target, "--json")[1])
         assert facts["schemaVersion"] == 2 and facts["problems"] == []
         assert facts["conversations"] == [{"conversationId": "c\x00", "events": 2, "headSeq": 2}]
         missing = f"convledger_cli_{uuid.uuid4().hex}"
         refused = run_cli("export", pg_dsn, "c", "--schema", missing)
-        assert refused.returncode == 2 and b"not_found" in refused.stderr
-        assert run_cli("inspect", pg_dsn, "--schema", missing).returncode == 2
+        assert refused[0] == 2 and "not_found" in refused[2]
+        assert run_cli("inspect", pg_dsn, "--schema", missing)[0] == 2
         assert missing not in _schemas(pg_dsn, "convledger_cli_")
     finally:
         drop_schema(pg_dsn, source)
