@@ -41,7 +41,7 @@ from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.postgres.rows import key, text_of
-from convledger.search.operations import Allowed, Hit
+from convledger.search.operations import Allowed, Hit, page_of
 
 if TYPE_CHECKING:
     from convledger.postgres.driver import Connection
@@ -190,18 +190,14 @@ def search(
     limit: int,
     allowed: Allowed,
 ) -> list[Hit]:
-    """SRC-010 .. SRC-013: own hits first, then authorized others, ``limit`` in all."""
+    """SRC-010 .. SRC-013: own hits first, then authorized others (``page_of``)."""
     connection.execute(NO_SEQUENTIAL_SCAN)
-    # SRC-013: the requester's own hits first; others only fill the rest of the page.
-    hits = hits_of(connection, requester, words, limit)
-    if len(hits) >= limit:
-        return hits
-    candidates = conversations_with_hits(connection, words) if scope is None else scope
-    for conversation_id in candidates:
-        # SRC-011: the callback is asked about conversations having a hit only, in order.
-        if conversation_id == requester or not allowed(conversation_id):
-            continue
-        hits.extend(hits_of(connection, conversation_id, words, limit - len(hits)))
-        if len(hits) >= limit:
-            break
-    return hits
+
+    def candidates() -> Iterator[str]:
+        # PGS-065: read only once the requester's hits leave room on the page
+        yield from conversations_with_hits(connection, words) if scope is None else scope
+
+    return page_of(
+        lambda conversation_id, n: hits_of(connection, conversation_id, words, n),
+        requester, candidates(), limit, allowed,
+    )
