@@ -94,14 +94,14 @@ def test_the_package_imports_without_psycopg() -> None:
     assert done.stdout.strip() == "refused"
 
 
-def test_a_new_schema_is_version_1_with_every_object(make: Callable[..., PostgresStore]) -> None:
+def test_a_new_schema_is_version_2_with_every_object(make: Callable[..., PostgresStore]) -> None:
     """PGS-002, PGS-006, PGS-020: created in one go, validated on reopen, capabilities (PGS-050)."""
     store = make()
     assert store.outcome == "created" and store.capabilities == CAPABILITIES
     with raw(store) as connection:
         assert connection.execute("SELECT key, value FROM meta").fetchall() == [
-            ("schema_version", "1")]
-        assert opening.problems(connection, store.schema, 1) == ([], [])
+            ("schema_version", "2")]
+        assert opening.problems(connection, store.schema, 2) == ([], [])
         connection.execute("CREATE TABLE extra_table (x int)")  # PGS-006: other objects ignored
     reopened = store.reopen()
     assert isinstance(reopened, PostgresStore) and reopened.outcome == "opened"
@@ -141,7 +141,7 @@ def test_the_database_refuses_repeated_event_ids_and_updates(
 
 
 BREAKS = [
-    ("UPDATE meta SET value = '2'", "not_supported", "PGS-021"),
+    ("UPDATE meta SET value = '3'", "not_supported", "PGS-021"),
     ("DELETE FROM meta", "integrity", "PGS-022"),
     ("UPDATE meta SET value = 'one'", "integrity", "PGS-022"),
     ("DROP TABLE meta", "integrity", "PGS-022"),

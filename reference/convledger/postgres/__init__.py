@@ -7,7 +7,10 @@ boundary), ``opening`` (create, validate or refuse a schema), ``rows`` (the
 envelope row codec and every ledger statement), ``runtime_view`` and
 ``runtime`` (the runtime's rows, transitions and purge), ``transaction`` (the
 row lock and the statements of one write), ``store`` (the store) and
-``factories`` (fresh schemas for conformance runs, the locator's opener).
+``factories`` (fresh schemas for conformance runs, the locator's opener),
+``recycling`` (fresh stores from emptied schemas, PGS-053), ``companions``,
+``companion_store`` and ``search`` (projections, spills, search: schema
+version 2).
 """
 
 from convledger.postgres.driver import DriverMissingError, Settings
@@ -30,10 +33,10 @@ from convledger.postgres.factories import (
     DSN_VARIABLE,
     configured_dsn,
     drop_schema,
-    new_schema_store,
     open_located_store,
     schema_store_factory,
 )
+from convledger.postgres.recycling import new_schema_store, recycling_store_factory
 from convledger.postgres.schema import LATEST_VERSION
 from convledger.postgres.store import CAPABILITIES, PostgresStore
 
@@ -61,5 +64,6 @@ __all__ = [
     "drop_schema",
     "new_schema_store",
     "open_located_store",
+    "recycling_store_factory",
     "schema_store_factory",
 ]

@@ -73,6 +73,14 @@ class Settings:
         }
 
 
+APPLICATION_PREFIX = "convledger:"
+
+
+def application_name(schema: str) -> str:
+    """PGS-053: the ``application_name`` of every connection of a store: its schema's name."""
+    return (APPLICATION_PREFIX + schema)[:63]
+
+
 def connect(settings: Settings) -> Connection:
     """A new autocommit connection whose ``search_path`` is the store's schema (PGS-002).
 
@@ -86,21 +94,19 @@ def connect(settings: Settings) -> Connection:
         settings.dsn,
         autocommit=True,
         connect_timeout=max(1, round(settings.connect_timeout)),
+        application_name=application_name(settings.schema),
     )
     try:
         sql = psycopg.sql
-        connection.execute(
-            sql.SQL("SET search_path TO {}").format(sql.Identifier(settings.schema))
-        )
-        connection.execute(
-            "SELECT set_config('lock_timeout', %s, false)",
-            (f"{round(settings.lock_timeout * 1000)}ms",),
-        )
+        statements = [
+            sql.SQL("SET search_path TO {}").format(sql.Identifier(settings.schema)),
+            sql.SQL("SET lock_timeout = {}").format(
+                sql.Literal(f"{round(settings.lock_timeout * 1000)}ms")),
+        ]
         if settings.statement_timeout is not None:
-            connection.execute(
-                "SELECT set_config('statement_timeout', %s, false)",
-                (f"{round(settings.statement_timeout * 1000)}ms",),
-            )
+            statements.append(sql.SQL("SET statement_timeout = {}").format(
+                sql.Literal(f"{round(settings.statement_timeout * 1000)}ms")))
+        connection.execute(sql.SQL("; ").join(statements))  # one round trip
     except BaseException:
         connection.close()
         raise

@@ -8,6 +8,8 @@ closes (``reopen`` hands the duty to the reopened handle). Schemas a process
 made and did not drop (a store never closed) are dropped when it exits, so a
 run leaves the server as it found it.
 
+Fresh stores are cheap: :mod:`convledger.postgres.recycling` (PGS-053).
+
 :func:`open_located_store` is the opener a store's locator names: the JSON
 argument ``{"store", "dsn", "schema", "connectTimeout", "lockTimeout",
 "statementTimeout"}`` of :meth:`PostgresStore.locator`. A locator carries the
@@ -34,6 +36,13 @@ from convledger.postgres.store import PostgresStore
 DSN_VARIABLE = "CONVLEDGER_PG_DSN"
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 SCHEMA_PREFIX = "convledger_test_"
+PREFIX_VARIABLE = "CONVLEDGER_PG_SCHEMA_PREFIX"
+"""PGS-051: names another prefix for the schemas of fresh stores (runs side by side)."""
+
+
+def schema_prefix() -> str:
+    """The prefix of this process's schemas: ``CONVLEDGER_PG_SCHEMA_PREFIX`` or the default."""
+    return os.environ.get(PREFIX_VARIABLE) or SCHEMA_PREFIX
 
 StoreMaker = Callable[[], PostgresStore]
 
@@ -78,7 +87,7 @@ def schema_store_factory(dsn: str | None = None, **options: Any) -> StoreMaker:
 
     def make() -> PostgresStore:
         target = configured_dsn() if dsn is None else dsn
-        schema = f"{SCHEMA_PREFIX}{uuid.uuid4().hex}"
+        schema = f"{schema_prefix()}{uuid.uuid4().hex}"
         with _LIVE_LOCK:
             _LIVE.add((target, schema))
         try:
@@ -89,11 +98,6 @@ def schema_store_factory(dsn: str | None = None, **options: Any) -> StoreMaker:
             raise
 
     return make
-
-
-def new_schema_store() -> PostgresStore:
-    """A fresh store in a new schema: ``--store convledger.postgres:new_schema_store``."""
-    return schema_store_factory()()
 
 
 _MEMBERS = frozenset(

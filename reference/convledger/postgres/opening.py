@@ -7,7 +7,8 @@ once do not both create it), reads the catalog, and then:
 | the schema                                   | opening   | kind of the refusal |
 |----------------------------------------------|-----------|---------------------|
 | missing, or without any relation             | creates 1 | —                   |
-| version 1, every object as defined           | opens     | —                   |
+| version 2, every object as defined           | opens     | —                   |
+| version 1, every object as defined           | migrates to 2, then opens | —       |
 | a newer version                              | refuses   | ``not_supported``   |
 | ``meta`` without a readable version          | refuses   | ``integrity``       |
 | relations but no ``meta``                    | refuses   | ``integrity``       |
@@ -15,14 +16,16 @@ once do not both create it), reads the catalog, and then:
 | an object of its version defined otherwise   | refuses   | ``integrity``       |
 
 A refusal rolls the transaction back, so nothing is created or changed
-(PGS-024); the creation commits as a whole or not at all (PGS-020).
+(PGS-024); the creation, and a migration, commits as a whole or not at all
+(PGS-020, PGS-060). A fresh schema is created by one batch of DDL, one round
+trip to the server (:func:`convledger.postgres.schema.ddl_batch`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from convledger.postgres import schema
+from convledger.postgres import rows, schema
 from convledger.postgres.errors import (
     AlteredSchemaError,
     PartialSchemaError,
@@ -81,6 +84,9 @@ def _open(connection: Connection, name: str) -> str:
         raise SchemaVersionError(f"schema {name!r} has unknown version {version}",
                                  requirement="PGS-022")
     validate(connection, name, version)
+    if version < schema.LATEST_VERSION:
+        migrate(connection, name, version)
+        return "migrated"
     return "opened"
 
 
@@ -90,13 +96,45 @@ def create(connection: Connection, name: str) -> None:
 
     sql = psycopg_module().sql
     connection.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(name)))
-    for item in schema.VERSIONS[schema.LATEST_VERSION]:
-        if item.sql:
-            connection.execute(item.sql)
+    connection.execute(schema.ddl_batch(schema.LATEST_VERSION).encode("utf-8"))
     connection.execute(
         "INSERT INTO meta (key, value) VALUES (%s, %s)",
         (schema.VERSION_KEY, str(schema.LATEST_VERSION)),
     )
+
+
+MIGRATION_CHUNK = 1000
+"""Events read per step while a migration writes their search words."""
+EVENTS_AFTER = (
+    f"SELECT {rows.COLUMNS} FROM events WHERE (conversation_id, seq) > (%s, %s)"
+    " ORDER BY conversation_id, seq LIMIT %s"
+)
+"""PGS-060: the next events of the whole ledger, in key order (index ``events_pkey``)."""
+
+
+def migrate(connection: Connection, name: str, version: int) -> None:
+    """PGS-060: version 1 to 2 inside the opening transaction: tables, search words, version.
+
+    The caller validated every object of version 1 (PGS-023) and holds the
+    advisory lock; a failure at any step rolls all of it back.
+    """
+    from convledger.postgres import search
+
+    if version != 1:  # pragma: no cover - KNOWN_VERSIONS holds 1 and 2 only
+        raise SchemaVersionError(f"no migration from version {version}", requirement="PGS-060")
+    for item in schema.V2_ADDED:
+        if item.sql:
+            connection.execute(item.sql)
+    after: tuple[bytes, int] = (b"", 0)
+    while True:
+        found = connection.execute(EVENTS_AFTER, (*after, MIGRATION_CHUNK)).fetchall()
+        search.insert_words(connection, [rows.envelope_of(row) for row in found])
+        if len(found) < MIGRATION_CHUNK:
+            break
+        after = (bytes(found[-1][0]), int(found[-1][1]))
+    connection.execute("UPDATE meta SET value = %s WHERE key = %s",
+                       (str(schema.LATEST_VERSION), schema.VERSION_KEY))
+    validate(connection, name, schema.LATEST_VERSION)
 
 
 def read_version(connection: Connection, name: str) -> int:

@@ -25,10 +25,10 @@ if TYPE_CHECKING:
 MAX_SEQ = canonical.MAX_SAFE_INTEGER
 """The largest seq an envelope may carry (ENV-006)."""
 
-_COLUMNS = "conversation_id, seq, event_id, kind, schema_version, occurred_at, payload, ignorable"
+COLUMNS = "conversation_id, seq, event_id, kind, schema_version, occurred_at, payload, ignorable"
 
 READ_WINDOW = (
-    f"SELECT {_COLUMNS} FROM events"
+    f"SELECT {COLUMNS} FROM events"
     " WHERE conversation_id = %s AND seq >= %s AND seq <= %s ORDER BY seq LIMIT %s"
 )
 """LED-008: one bounded keyset window of one conversation (index ``events_pkey``)."""
@@ -39,7 +39,7 @@ READ_HEAD = "SELECT seq FROM events WHERE conversation_id = %s ORDER BY seq DESC
 FIND_EVENT_IDS = "SELECT event_id FROM events WHERE event_id = ANY(%s) LIMIT 1"
 """LED-003: one of these eventIds stored anywhere (index ``events_event_id_key``)."""
 
-EXPORT_EVENTS = f"SELECT {_COLUMNS} FROM events WHERE conversation_id = %s ORDER BY seq"
+EXPORT_EVENTS = f"SELECT {COLUMNS} FROM events WHERE conversation_id = %s ORDER BY seq"
 """ARC-001: every event of one conversation, in seq order (``events_pkey``)."""
 
 LOCK_CONVERSATION = (
@@ -48,7 +48,7 @@ LOCK_CONVERSATION = (
 SELECT_FOR_UPDATE = "SELECT 1 FROM conversations WHERE conversation_id = %s FOR UPDATE"
 """PGS-010: make sure the conversation's row exists, then lock it until the transaction ends."""
 
-INSERT_EVENT = f"INSERT INTO events ({_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+INSERT_EVENT = f"INSERT INTO events ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
 
 LEDGER_READS = {
     "read_window": READ_WINDOW,
@@ -104,7 +104,12 @@ def stored_row(row: Sequence[Any]) -> StoredRow:
 
 def envelope_of(row: Sequence[Any]) -> Envelope:
     """The envelope one fetched row stores (PGS-003)."""
-    cid, seq, event_id, kind, schema_version, occurred_at, payload, ignorable = stored_row(row)
+    return envelope_of_stored(stored_row(row))
+
+
+def envelope_of_stored(row: StoredRow) -> Envelope:
+    """The envelope of a row already read as text (:func:`stored_row`)."""
+    cid, seq, event_id, kind, schema_version, occurred_at, payload, ignorable = row
     return Envelope(
         schema_version=schema_version,
         event_id=event_id,
@@ -156,3 +161,9 @@ def export_rows(connection: Connection, conversation_id: str) -> list[StoredRow]
     """ARC-001: every row of one conversation as text; the caller holds the snapshot."""
     found = connection.execute(EXPORT_EVENTS, (key(conversation_id),)).fetchall()
     return [stored_row(row) for row in found]
+
+
+def export_events(connection: Connection, conversation_id: str) -> list[Envelope]:
+    """ARC-001: every envelope of one conversation; the caller holds the snapshot."""
+    found = connection.execute(EXPORT_EVENTS, (key(conversation_id),)).fetchall()
+    return [envelope_of(row) for row in found]

@@ -45,6 +45,9 @@ PURGE_TABLES = (
     ("admissions", "conversation_id"),
     ("messages", "conversation_id"),
     ("schedules", "conversation_id"),
+    ("projections", "conversation_id"),
+    ("spills", "conversation_id"),
+    ("search_words", "conversation_id"),
     ("conversations", "conversation_id"),
 )
 """PGS-044: every row a purge deletes, by table and the column naming the conversation."""

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import attrs
 
-LATEST_VERSION = 1
-"""The schema version a fresh schema receives (PGS-002)."""
-KNOWN_VERSIONS = (1,)
+LATEST_VERSION = 2
+"""The schema version a fresh schema receives (PGS-002, PGS-060)."""
+KNOWN_VERSIONS = (1, 2)
 """Every schema version this store can open (PGS-021)."""
 META_TABLE = "meta"
 VERSION_KEY = "schema_version"
@@ -294,7 +294,72 @@ V1_OBJECTS: tuple[SchemaObject, ...] = (
 )
 """Schema version 1: every object, in creation order (an index with no DDL is a key's)."""
 
-VERSIONS: dict[int, tuple[SchemaObject, ...]] = {1: V1_OBJECTS}
+V2_ADDED: tuple[SchemaObject, ...] = (
+    _table(
+        "projections",
+        """CREATE TABLE projections (
+            conversation_id bytea NOT NULL,
+            name bytea NOT NULL,
+            version bigint NOT NULL,
+            upto_seq bigint NOT NULL,
+            state text NOT NULL,
+            updated_at text NOT NULL,
+            PRIMARY KEY (conversation_id, name)
+        )""",
+        "conversation_id bytea not null, name bytea not null, version bigint not null,"
+        " upto_seq bigint not null, state text not null, updated_at text not null",
+    ),
+    _index(
+        "projections_pkey", "",
+        "CREATE UNIQUE INDEX projections_pkey ON projections USING btree (conversation_id, name)",
+    ),
+    _table(
+        "spills",
+        """CREATE TABLE spills (
+            conversation_id bytea NOT NULL,
+            reference bytea NOT NULL,
+            media_type text NOT NULL,
+            byte_size bigint NOT NULL,
+            sha256 text NOT NULL,
+            operation text NOT NULL,
+            created_seq bigint NOT NULL,
+            data bytea NOT NULL,
+            PRIMARY KEY (conversation_id, reference)
+        )""",
+        "conversation_id bytea not null, reference bytea not null, media_type text not null,"
+        " byte_size bigint not null, sha256 text not null, operation text not null,"
+        " created_seq bigint not null, data bytea not null",
+    ),
+    _index(
+        "spills_pkey", "",
+        "CREATE UNIQUE INDEX spills_pkey ON spills USING btree (conversation_id, reference)",
+    ),
+    _table(
+        "search_words",
+        """CREATE TABLE search_words (
+            conversation_id bytea NOT NULL,
+            seq bigint NOT NULL,
+            words tsvector NOT NULL,
+            PRIMARY KEY (conversation_id, seq)
+        )""",
+        "conversation_id bytea not null, seq bigint not null, words tsvector not null",
+    ),
+    _index(
+        "search_words_pkey", "",
+        "CREATE UNIQUE INDEX search_words_pkey ON search_words USING btree (conversation_id, seq)",
+    ),
+    _index(
+        "search_words_gin",
+        "CREATE INDEX search_words_gin ON search_words USING gin (words)",
+        "CREATE INDEX search_words_gin ON search_words USING gin (words)",
+    ),
+)
+"""PGS-060: what version 2 adds to version 1 (projections, spills, the search words)."""
+
+V2_OBJECTS = V1_OBJECTS + V2_ADDED
+"""Schema version 2: every object of version 1, then those of :data:`V2_ADDED`."""
+
+VERSIONS: dict[int, tuple[SchemaObject, ...]] = {1: V1_OBJECTS, 2: V2_OBJECTS}
 
 SHAPE_QUERIES = {
     "table": (
@@ -328,6 +393,11 @@ RELATIONS = (
     " ORDER BY c.relname"
 )
 """PGS-020: the tables (and other relations) a schema holds; none means it is empty."""
+
+
+def ddl_batch(version: int) -> str:
+    """Every statement creating ``version``, as one text: a fresh schema costs one round trip."""
+    return ";\n".join(item.sql for item in VERSIONS[version] if item.sql)
 
 
 def unqualified(shape: str, schema: str) -> str:

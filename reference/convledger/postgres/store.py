@@ -41,10 +41,10 @@ from convledger.capabilities import Capability
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, NotFoundError
 from convledger.handles import StoreLocator
-from convledger.host.rows import FactRow
-from convledger.host.store import FactRowsBase
 from convledger.kinds import KindRegistry
+from convledger.postgres import companions as side
 from convledger.postgres import rows, runtime, transaction
+from convledger.postgres.companion_store import PostgresCompanions
 from convledger.postgres.driver import Settings, connect, psycopg_module
 from convledger.postgres.errors import (
     RetryableFailure,
@@ -73,11 +73,14 @@ CAPABILITIES = frozenset(
         Capability.PERSISTENCE,
         Capability.TRANSITIONS,
         Capability.PURGE,
+        Capability.PROJECTIONS,
+        Capability.SPILLS,
+        Capability.SEARCH,
         Capability.FACT_ROWS,
         Capability.MULTI_PROCESS,
     }
 )
-"""PGS-050: what this slice declares; projections, spills and search come later."""
+"""PGS-050: what the store declares (all but ``migration``, the SQLite file's)."""
 
 OPENER = "convledger.postgres:open_located_store"
 """The opener a store's locator names (:func:`convledger.postgres.factories.open_located_store`)."""
@@ -98,8 +101,8 @@ def utc_now() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
-class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase, FaultSeam):
-    """The ledger in one schema of a PostgreSQL database, schema version 1."""
+class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions, FaultSeam):
+    """The ledger in one schema of a PostgreSQL database, schema version 2."""
 
     declared = CAPABILITIES
 
@@ -115,6 +118,7 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase, FaultSeam):
         on_close: Callable[[], None] | None = None,
         registry: KindRegistry | None = None,
         fault_probe: FaultProbe | None = None,
+        emptied: bool = False,
     ) -> None:
         """Connect to ``dsn`` and create or validate ``schema`` (default ``convledger``).
 
@@ -123,7 +127,9 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase, FaultSeam):
         statement (then ``unavailable``, PGS-013). ``clock`` dates purges;
         ``on_close`` runs once when the store closes; ``fault_probe`` is called
         with a label after each write inside a transition's transaction
-        (TRN-004; labels in ``runtime.py``). Without psycopg installed this
+        (TRN-004; labels in ``runtime.py``). ``emptied`` is for the factory of
+        PGS-053 only: the schema is one this store's class created and the
+        factory emptied, so opening skips the catalog. Without psycopg installed this
         raises :class:`~convledger.postgres.driver.DriverMissingError`.
         """
         super().__init__(registry=registry)
@@ -143,7 +149,8 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase, FaultSeam):
         with driver_boundary("open"):
             self._connection: Connection = connect(self._settings)
             try:
-                self.outcome = open_schema(self._connection, self._settings.schema)
+                self.outcome = "emptied" if emptied else open_schema(
+                    self._connection, self._settings.schema)
                 """``created`` or ``opened``: what opening did to the schema (PGS-020)."""
             except BaseException:
                 self._connection.close()
@@ -284,7 +291,7 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase, FaultSeam):
                 requirement="ARC-005",
             )
         if codec.encode_stored is None:  # the clear code: decode each row, encode the archive
-            events = [rows.envelope_of(row) for row in stored]
+            events = [rows.envelope_of_stored(row) for row in stored]
             return encode_archive(archive_of(conversation_id, events, companions))
         return codec.encode_stored(conversation_id, stored, companions)
 
@@ -294,9 +301,24 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase, FaultSeam):
         """PGS-031, TRN-107: events and the runtime companion in one snapshot."""
 
         def body(connection: Connection) -> tuple[list[Envelope], dict[str, JsonValue]]:
-            stored = rows.export_rows(connection, conversation_id)
-            events = [rows.envelope_of(row) for row in stored]
+            events = rows.export_events(connection, conversation_id)
             return events, transaction.companions_of_conversation(connection, conversation_id)
+
+        return self._run("export", body, write=False)
+
+    def _export_bundle_contents(
+        self, conversation_id: str
+    ) -> tuple[Sequence[Envelope], dict[str, JsonValue], dict[str, bytes]]:
+        """PGS-031, SPL-054: events, companions and spill bytes in one snapshot."""
+
+        def body(
+            connection: Connection,
+        ) -> tuple[list[Envelope], dict[str, JsonValue], dict[str, bytes]]:
+            events = rows.export_events(connection, conversation_id)
+            spills, objects = side.live_objects(connection, conversation_id)
+            companions = transaction.companions_of_conversation(connection, conversation_id,
+                                                                spills)
+            return events, companions, objects
 
         return self._run("export", body, write=False)
 
@@ -316,11 +338,13 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase, FaultSeam):
             if stored is not None:
                 raise DuplicateError(f"eventId {stored!r} already exists in this store",
                                      requirement="ARC-010", identity=stored)
-            rows.insert_placed(connection, archive.events)  # ARC-016: every member as decoded
+            # ARC-016: every member as decoded; PGS-062: with its search words
+            transaction.insert_events(connection, archive.events)
             if state is not None:  # TRN-105: the companion's rows, in the same transaction
                 updated_at = next(e.occurred_at for e in reversed(archive.events)
                                   if e.kind in RUNTIME_KINDS)
                 runtime.write_state(connection, state, updated_at)
+            side.import_companions(connection, archive, self._clock())  # PRJ-044, SPL-055
 
         self._run("import", body)
 
@@ -333,6 +357,9 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase, FaultSeam):
                                    append=transaction.append_event, probe=self._probe)
 
         return self._run("transition", body)
+
+    def _now(self) -> str:
+        return self._clock()
 
     def _probe(self, label: str) -> None:
         if self._fault_probe is not None:
@@ -364,35 +391,6 @@ class PostgresStore(TransitionsBase, PurgeBase, FactRowsBase, FaultSeam):
             return runtime.purge(connection, conversation_id, purged_at)
 
         return self._run("purge", body)
-
-    # -- child links and schedules (capability fact_rows, PGS-045) ---------------------------------
-
-    def _write_fact_rows(
-        self,
-        row: FactRow,
-        appends: tuple[tuple[str, tuple[EventDraft, ...]], ...],
-        skip_purged: bool,
-    ) -> tuple[str, ...]:
-        def body(connection: Connection) -> tuple[str, ...]:
-            transaction.lock(connection, [cid for cid, _ in appends])
-            written: list[str] = []
-            for conversation_id, drafts in appends:
-                if skip_purged and runtime.is_purged(connection, conversation_id):
-                    continue
-                if drafts:
-                    transaction.append_checked(connection, conversation_id, drafts, None)
-                else:
-                    runtime.refuse_purged(connection, conversation_id)
-                written.append(conversation_id)
-            transaction.upsert_fact_row(connection, row)
-            return tuple(written)
-
-        return self._run("write_fact_rows", body)
-
-    def _fact_rows(self, table: str, conversation_id: str) -> tuple[FactRow, ...]:
-        return self._single("fact_rows",
-                            lambda connection: transaction.load_fact_rows(connection, table,
-                                                                          conversation_id))
 
     # -- several handles (capability multi_process, LED-016) ------------------------------------
 

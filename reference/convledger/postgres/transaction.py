@@ -11,7 +11,7 @@ different conversations never wait for each other.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from convledger import canonical, codec
@@ -19,10 +19,14 @@ from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import ConflictError, DuplicateError
 from convledger.host.rows import ChildLink, FactRow, ScheduleRow
+from convledger.postgres import companions as side
 from convledger.postgres import rows, runtime, runtime_view
+from convledger.postgres import search as words
 from convledger.postgres.errors import StoreConflictError
 from convledger.postgres.rows import key
 from convledger.runtime.companion import companions_for
+from convledger.spills.objects import SpillMetadata
+from convledger.store_base import companions_of
 
 if TYPE_CHECKING:
     from convledger.postgres.driver import Connection
@@ -74,6 +78,7 @@ def append_checked(
         raise DuplicateError(
             f"eventId {stored!r} already exists", requirement="LED-003", identity=stored
         )
+    side.refuse_live_spill_events(connection, conversation_id, drafts)
     # LED-002: seqs are head+1.., in the order of the drafts. A concurrent
     # append of the same eventId to another conversation is refused by the
     # unique constraint events_event_id_key (PGS-004), translated to duplicate.
@@ -81,7 +86,14 @@ def append_checked(
         Envelope.from_draft(draft, conversation_id, head + offset)
         for offset, draft in enumerate(drafts, start=1)
     )
-    return rows.insert_placed(connection, placed)
+    return insert_events(connection, placed)
+
+
+def insert_events(connection: Connection, envelopes: Sequence[Envelope]) -> tuple[Envelope, ...]:
+    """Every writer of ``events``: the rows and their search words together (PGS-062)."""
+    stored = rows.insert_placed(connection, envelopes)
+    words.insert_words(connection, stored)
+    return stored
 
 
 def append_event(
@@ -92,10 +104,20 @@ def append_event(
 
 
 def companions_of_conversation(
-    connection: Connection, conversation_id: str
+    connection: Connection,
+    conversation_id: str,
+    spills: Sequence[SpillMetadata] | None = None,
 ) -> dict[str, JsonValue]:
-    """PGS-031: the runtime companion, in the caller's snapshot (projections and spills: none)."""
-    return dict(companions_for(runtime_view.load_state(connection, conversation_id)))
+    """PGS-031: every companion of a conversation, in the caller's snapshot.
+
+    ``spills`` passes the spill metadata a bundle export has already read with
+    the objects' bytes.
+    """
+    return companions_of(
+        companions_for(runtime_view.load_state(connection, conversation_id)),
+        side.load_checkpoints(connection, conversation_id),
+        side.live_spills(connection, conversation_id) if spills is None else spills,
+    )
 
 
 # -- child links and schedules (PGS-045) ----------------------------------------------------------

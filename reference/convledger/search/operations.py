@@ -7,7 +7,7 @@ the abstract base of the capability are in :mod:`convledger.search.store`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -73,3 +73,31 @@ def allowed_by(authorize: Callable[[str], bool] | None, requester: str) -> Allow
 def code_point_key(conversation_id: str) -> bytes:
     """TRN-085: conversation ids order by code points, the order of their UTF-8 bytes."""
     return conversation_id.encode("utf-8")
+
+
+def page_of(
+    hits_of: Callable[[str, int], list[Hit]],
+    requester: str,
+    candidates: Iterable[str],
+    limit: int,
+    allowed: Allowed,
+) -> list[Hit]:
+    """SRC-010 .. SRC-013, engine-neutral: own hits first, then authorized others, ``limit`` in all.
+
+    ``hits_of(conversation_id, n)`` gives up to ``n`` hits of one conversation,
+    newest first; ``candidates`` are the other conversations to visit, in
+    code-point order (those having a hit, or the scope). A store's search
+    supplies both from its own index (SQL-066, PGS-064).
+    """
+    # SRC-013: the requester's own hits first; others only fill the rest of the page.
+    hits = hits_of(requester, limit)
+    if len(hits) >= limit:
+        return hits
+    for conversation_id in candidates:
+        # SRC-011: never asked about the requester; a denied conversation adds nothing.
+        if conversation_id == requester or not allowed(conversation_id):
+            continue
+        hits.extend(hits_of(conversation_id, limit - len(hits)))
+        if len(hits) >= limit:
+            break
+    return hits

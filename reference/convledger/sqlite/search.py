@@ -34,7 +34,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-from convledger.search.operations import Allowed, Hit, code_point_key
+from convledger.search.operations import Allowed, Hit, code_point_key, page_of
 from convledger.search.query import fts_string, match_expression, scope_token
 from convledger.sqlite import rows
 
@@ -128,16 +128,10 @@ def search(
     limit: int,
     allowed: Allowed,
 ) -> list[Hit]:
-    """SRC-010 .. SRC-013: own hits first, then authorized others, ``limit`` in all."""
-    # SRC-013: the requester's own hits first; others only fill the rest of the page.
-    hits = hits_of(connection, requester, words, limit)
-    if len(hits) >= limit:
-        return hits
+    """SRC-010 .. SRC-013: own hits first, then authorized others (``page_of``)."""
+    # _with_hits is a generator: its walk starts only once the own hits leave room.
     candidates = _with_hits(connection, requester, words) if scope is None else iter(scope)
-    for conversation_id in candidates:
-        if conversation_id == requester or not allowed(conversation_id):
-            continue
-        hits.extend(hits_of(connection, conversation_id, words, limit - len(hits)))
-        if len(hits) >= limit:
-            break
-    return hits
+    return page_of(
+        lambda conversation_id, n: hits_of(connection, conversation_id, words, n),
+        requester, candidates, limit, allowed,
+    )

@@ -6,6 +6,10 @@ version 2), every problem an open would refuse with (SQL-012 .. SQL-019), and
 each conversation with its event count and head seq. A version 1 file lists
 its conversations from ``heads``; they have no events until it migrates.
 
+DB may also be a PostgreSQL DSN (``postgresql://...``) with ``--schema``
+(PGS-055): the schema's version, its problems and its conversations, read in
+one read-only snapshot.
+
 The file is opened read-only and never changed. Exit status: 0 when the file
 is a valid database of a known version, 1 when it has problems, 3 when it
 cannot be opened (not a database, missing).
@@ -23,6 +27,7 @@ from convledger.sqlite import rows, schema
 from convledger.sqlite.errors import StorageFailureError, driver_boundary
 from convledger.sqlite.opening import Diagnosis, Settings, connect, diagnose, rollback
 from convledger.sqlite.tooling import EXIT_OK, EXIT_PROBLEMS, report_refusal, shown
+from convledger.tools import postgres_target
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,7 +41,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "3 when it cannot be opened."
         ),
     )
-    parser.add_argument("database", metavar="DB", help="the SQLite database file")
+    parser.add_argument("database", metavar="DB",
+                        help="the SQLite database file, or a PostgreSQL DSN")
+    parser.add_argument("--schema", default="convledger",
+                        help="with a DSN: the schema of the store (default: convledger)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -44,7 +52,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     """Inspect ``args.database``; return the exit code."""
     try:
-        facts = inspect_database(args.database)
+        if postgres_target.is_dsn(args.database):
+            facts = postgres_target.inspect_schema(args.database, args.schema)
+        else:
+            facts = inspect_database(args.database)
     except LedgerError as error:
         return report_refusal("inspect", error)
     if args.json:
@@ -110,9 +121,14 @@ def describe(facts: dict[str, object]) -> list[str]:
     lines = [
         f"database: {facts['database']}",
         f"schema version: {version if version is not None else 'none'}{note}",
-        f"page size: {facts['pageSize']} bytes; journal mode: {facts['journalMode']}",
-        f"fts5: {facts['fts5']}",
     ]
+    if "schema" in facts:  # a PostgreSQL schema (PGS-055)
+        lines.insert(1, f"schema: {facts['schema']}")
+    else:
+        lines += [
+            f"page size: {facts['pageSize']} bytes; journal mode: {facts['journalMode']}",
+            f"fts5: {facts['fts5']}",
+        ]
     problems = facts["problems"]
     assert isinstance(problems, list)
     lines.append(f"problems: {len(problems) or 'none'}")

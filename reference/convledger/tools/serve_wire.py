@@ -7,7 +7,9 @@ what it declares in process (the protocol carries all of it); ``--store
 sqlite`` a fresh SQLite store on a new temporary file, declaring all but
 ``migration`` and ``multi_process`` (file-level capabilities without requests),
 or, with ``--db PATH``, a store opened on that one file (every handle shares
-its data).
+its data); ``--store postgres`` a fresh PostgreSQL store in a schema of its
+own of the database ``--dsn`` names (default ``CONVLEDGER_PG_DSN``, PGS-054),
+emptied when the store closes and dropped when the server exits.
 ``--factory MODULE:FACTORY`` serves any Python store factory instead.
 
 ``openStore {location}`` (WIR-040, the crash runs of chapter DUR) opens the
@@ -61,6 +63,19 @@ def _wire_sqlite_class() -> type[LedgerStore]:
             return super().capabilities & CARRIED
 
     return WireSqliteStore
+
+
+def wire_postgres_store_factory(dsn: str | None) -> StoreMaker:
+    """PGS-054: fresh PostgreSQL stores, each in its own schema, declaring only what is carried."""
+    from convledger.postgres import PostgresStore
+    from convledger.postgres.recycling import recycling_store_factory
+
+    class WirePostgresStore(PostgresStore):
+        """A PostgreSQL store that declares only what the protocol carries (not multi_process)."""
+
+        declared = PostgresStore.declared & CARRIED
+
+    return recycling_store_factory(dsn, store_class=WirePostgresStore)
 
 
 def wire_sqlite_store_factory() -> StoreMaker:
@@ -125,8 +140,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "length-prefixed CBOR frames on standard input and output."
         ),
     )
-    parser.add_argument("--store", choices=("memory", "sqlite"), default="memory",
+    parser.add_argument("--store", choices=("memory", "sqlite", "postgres"), default="memory",
                         help="the reference store to serve (default: memory)")
+    parser.add_argument("--dsn", metavar="DSN",
+                        help="with --store postgres: the database (default: $CONVLEDGER_PG_DSN"
+                             " or postgresql://postgres@127.0.0.1:5432/postgres)")
     parser.add_argument("--db", metavar="PATH", type=Path,
                         help="with --store sqlite: the database file every store opens")
     parser.add_argument("--factory", metavar="MODULE:FACTORY",
@@ -154,6 +172,8 @@ def maker_for(args: argparse.Namespace) -> StoreMaker:
         return make_any
     if args.store == "memory":
         return MemoryStore
+    if args.store == "postgres":
+        return wire_postgres_store_factory(args.dsn)
     if args.db is None:
         return wire_sqlite_store_factory()
     store_class: Any = _wire_sqlite_class()
@@ -170,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
     """Serve until standard input ends; exit 0, or 2 when framing was lost or options are bad."""
     if args.db is not None and args.store != "sqlite":
         print("serve-wire: --db needs --store sqlite", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.dsn is not None and args.store != "postgres":
+        print("serve-wire: --dsn needs --store postgres", file=sys.stderr)
         return EXIT_REFUSED
     try:
         maker = maker_for(args)

@@ -10,6 +10,10 @@ first). Conversation ids may hold characters a command line cannot carry
 it into DB, creating the file when it does not exist and migrating a version 1
 file (SQL-030).
 
+DB may also be a PostgreSQL DSN (``postgresql://...``), with ``--schema``
+naming the store's schema (PGS-055): ``export`` then refuses a schema that
+does not exist with ``not_found``; ``import`` creates it.
+
 Exit status: 0 success; 2 a refused archive, id or conversation (the error
 kind is printed: ``not_found``, ``conflict``, ``duplicate``, ``invalid_input``
 ...); 3 the database or a file could not be opened, read or written.
@@ -30,6 +34,8 @@ from convledger.sqlite.tooling import (
     report_refusal,
     shown,
 )
+from convledger.store_interface import LedgerStore
+from convledger.tools import postgres_target
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,7 +48,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Exit 0 on success, 2 when refused (e.g. not_found), 3 when DB cannot be opened."
         ),
     )
-    export.add_argument("database", metavar="DB", help="the SQLite database file")
+    export.add_argument("database", metavar="DB",
+                        help="the SQLite database file, or a PostgreSQL DSN")
+    export.add_argument("--schema", default="convledger",
+                        help="with a DSN: the schema of the store (default: convledger)")
     export.add_argument("conversation", metavar="CONVERSATION", help="the conversation id")
     export.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     export.add_argument(
@@ -58,7 +67,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "DB or FILE cannot be opened."
         ),
     )
-    load.add_argument("database", metavar="DB", help="the SQLite database file")
+    load.add_argument("database", metavar="DB",
+                      help="the SQLite database file, or a PostgreSQL DSN")
+    load.add_argument("--schema", default="convledger",
+                      help="with a DSN: the schema of the store (default: convledger)")
     load.add_argument("archive", metavar="FILE", help="the archive file, or - for stdin")
     load.set_defaults(run=run_import)
 
@@ -67,7 +79,7 @@ def run_export(args: argparse.Namespace) -> int:
     """Export one conversation; return the exit code."""
     try:
         conversation_id = _conversation_id(args.conversation, as_json=args.json_id)
-        store = SqliteStore(args.database, read_only=True)
+        store = _open(args, create=False)
         try:
             data = store.export_conversation(conversation_id)
         finally:
@@ -97,9 +109,9 @@ def run_import(args: argparse.Namespace) -> int:
                 data = file.read()
     except OSError as error:
         return report_os_error("import", f"read {args.archive}", error)
-    created = not Path(args.database).exists()
+    created = not postgres_target.is_dsn(args.database) and not Path(args.database).exists()
     try:
-        store = SqliteStore(args.database)
+        store = _open(args, create=True)
         try:
             report = store.import_conversation(data)
         finally:
@@ -110,7 +122,7 @@ def run_import(args: argparse.Namespace) -> int:
         return report_refusal("import", error)
     print(
         f"imported {report.events} events of conversation {shown(report.conversation_id)} "
-        f"into {args.database} (head seq {report.head_seq})"
+        f"into {_shown_target(args)} (head seq {report.head_seq})"
     )
     return EXIT_OK
 
@@ -119,6 +131,19 @@ def _remove_database(path: Path) -> None:
     """Remove a database file this command created, with its WAL and shared-memory files."""
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def _open(args: argparse.Namespace, *, create: bool) -> LedgerStore:
+    """The store DB names: a SQLite file (read-only for export) or a PostgreSQL schema."""
+    if postgres_target.is_dsn(args.database):
+        return postgres_target.open_store(args.database, args.schema, create=create)
+    return SqliteStore(args.database, read_only=not create)
+
+
+def _shown_target(args: argparse.Namespace) -> str:
+    if postgres_target.is_dsn(args.database):
+        return f"{postgres_target.shown_dsn(args.database)} schema {args.schema}"
+    return str(args.database)
 
 
 def _conversation_id(text: str, *, as_json: bool) -> str:

@@ -1,0 +1,203 @@
+"""Search on PostgreSQL full-text search: ``tsvector`` and a GIN index (PGS-062 .. PGS-066).
+
+The words are cut by the reference, not by the server
+------------------------------------------------------
+PostgreSQL's text-search parser knows e-mail addresses, URLs, hyphenated
+words and numbers with dots, and what it calls a letter depends on the
+database's locale; chapter SRC wants the runs of Unicode letters and digits,
+whatever the server. So the store cuts an event's text into words itself
+(:func:`lexemes`, the same rule as the query's, :func:`convledger.search.query.tokens`),
+folds them (:func:`fold`) and stores them with ``array_to_tsvector``, which
+takes lexemes as they are; a query is written as a ``tsquery`` of quoted
+lexemes joined by ``&`` (:func:`tsquery_of`), so no user character reaches
+the tsquery parser as an operator (SRC-020). The server only stores and
+intersects lexemes.
+
+Each event's row of ``search_words`` also holds the lexeme of its
+conversation (:func:`scope_lexeme`), and a search of one conversation adds it
+to the query: GIN intersects the conversation's posting list with those of
+the words, as the SQLite store's ``scope`` token does in FTS5. A word longer
+than :data:`LONG_WORD` bytes is stored as the lexeme of its digest (a lexeme
+holds at most 2047 bytes), in the event and in the query alike.
+
+Cost
+----
+The hits of one conversation are read by one GIN bitmap scan of the
+intersection; only the newest ``limit`` of them are joined to ``events`` by
+primary key. Without a scope, the conversations having a hit are read by one
+GIN bitmap scan of the words (PGS-065): a search costs the hits of its words
+in the ledger, not the events stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from convledger import codec
+from convledger.canonical import JsonValue
+from convledger.envelope import Envelope
+from convledger.postgres.rows import key, text_of
+from convledger.search.operations import Allowed, Hit, page_of
+
+if TYPE_CHECKING:
+    from convledger.postgres.driver import Connection
+
+LONG_WORD = 200
+"""PGS-063: a word of more UTF-8 bytes than this is indexed and queried by its digest."""
+SNIPPET_WORDS = 16
+"""SRC-002: the most words a snippet shows."""
+
+_WORD = re.compile(r"[^\W_]+")
+
+INSERT_WORDS = (
+    "INSERT INTO search_words (conversation_id, seq, words)"
+    " VALUES (%s, %s, array_to_tsvector(%s::text[]))"
+)
+"""PGS-062: the lexemes of one event, written in the transaction that writes the event."""
+
+HIT_SEQS = (
+    "WITH matched AS MATERIALIZED ("
+    "SELECT conversation_id, seq FROM search_words WHERE words @@ %(query)s::tsquery)"
+    " SELECT seq FROM matched WHERE conversation_id = %(conversation)s"
+    " ORDER BY seq DESC LIMIT %(limit)s"
+)
+"""PGS-064: the newest seqs of one conversation's hits (its lexeme is part of the query)."""
+
+HIT_EVENTS = (
+    "SELECT seq, occurred_at, payload FROM events"
+    " WHERE conversation_id = %s AND seq = ANY(%s) ORDER BY seq DESC"
+)
+"""PGS-064: the hits' events, by primary key."""
+
+CONVERSATIONS_WITH_HITS = (
+    "WITH matched AS MATERIALIZED ("
+    "SELECT conversation_id FROM search_words WHERE words @@ %(query)s::tsquery)"
+    " SELECT DISTINCT conversation_id FROM matched ORDER BY conversation_id"
+)
+"""PGS-065: every conversation with a hit, in byte order of its id (code-point order)."""
+
+NO_SEQUENTIAL_SCAN = "SET LOCAL enable_seqscan = off"
+"""PGS-064: a search's snapshot plans by its indexes, whatever the statistics say (a small or
+freshly written table would otherwise be scanned)."""
+
+SEARCH_READS = {
+    "hit_seqs": HIT_SEQS,
+    "conversations_with_hits": CONVERSATIONS_WITH_HITS,
+}
+"""The reads of the search words, by purpose (PGS-030: a GIN index scan each)."""
+
+
+def fold(word: str) -> str:
+    """PGS-063: a word as indexed: lower case, combining marks removed, digest when long."""
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    folded = "".join(c for c in decomposed if not unicodedata.combining(c)) or word.lower()
+    if len(folded.encode("utf-8")) > LONG_WORD:
+        return "h:" + hashlib.sha256(folded.encode("utf-8")).hexdigest()
+    return folded
+
+
+def scope_lexeme(conversation_id: str) -> str:
+    """PGS-062: the lexeme naming a conversation (no word holds ``:``)."""
+    return "c:" + hashlib.sha256(key(conversation_id)).hexdigest()
+
+
+def _strings(payload: JsonValue) -> Iterator[str]:
+    """SQL-008: the string values of a payload, in document order."""
+    if isinstance(payload, str):
+        yield payload
+    elif isinstance(payload, dict):
+        for value in payload.values():
+            yield from _strings(value)
+    elif isinstance(payload, list):
+        for value in payload:
+            yield from _strings(value)
+
+
+def text_words(payload: JsonValue) -> list[str]:
+    """The words of an event's text, as written (for snippets)."""
+    return [word for text in _strings(payload) for word in _WORD.findall(text)]
+
+
+def lexemes(envelope: Envelope) -> list[str]:
+    """PGS-062: the distinct folded words of the event's text and its conversation's lexeme."""
+    found = {fold(word) for word in text_words(envelope.payload)}
+    return sorted(found | {scope_lexeme(envelope.conversation_id)})
+
+
+def insert_words(connection: Connection, envelopes: Iterable[Envelope]) -> None:
+    """PGS-062: one row of ``search_words`` per event, in the caller's transaction."""
+    rows = [(key(e.conversation_id), e.seq, lexemes(e)) for e in envelopes]
+    if rows:
+        with connection.cursor() as cursor:
+            cursor.executemany(INSERT_WORDS, rows)
+
+
+def _quoted(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsquery_of(words: tuple[str, ...], conversation_id: str | None = None) -> str:
+    """SRC-020: every word as a quoted lexeme, joined by ``&``; never tsquery syntax."""
+    wanted = sorted({fold(word) for word in words})
+    if conversation_id is not None:
+        wanted.append(scope_lexeme(conversation_id))
+    return " & ".join(_quoted(lexeme) for lexeme in wanted)
+
+
+def _snippet(payload: JsonValue, words: tuple[str, ...]) -> str:
+    """SRC-002: up to :data:`SNIPPET_WORDS` words of the text, from a little before a hit."""
+    found = text_words(payload)
+    wanted = {fold(word) for word in words}
+    first = next((i for i, word in enumerate(found) if fold(word) in wanted), 0)
+    start = max(0, first - 4)
+    return " ".join(found[start:start + SNIPPET_WORDS])
+
+
+def hits_of(
+    connection: Connection, conversation_id: str, words: tuple[str, ...], limit: int
+) -> list[Hit]:
+    """SRC-003: up to ``limit`` hits of one conversation, newest first."""
+    seqs = [int(row[0]) for row in connection.execute(
+        HIT_SEQS,
+        {"query": tsquery_of(words, conversation_id), "conversation": key(conversation_id),
+         "limit": limit},
+    )]
+    if not seqs:
+        return []
+    found = connection.execute(HIT_EVENTS, (key(conversation_id), seqs)).fetchall()
+    return [
+        Hit(conversation_id, int(seq), str(at),
+            _snippet(codec.decode_stored(str(payload)), words))
+        for seq, at, payload in found
+    ]
+
+
+def conversations_with_hits(connection: Connection, words: tuple[str, ...]) -> list[str]:
+    """PGS-065: the conversations having a hit of every word, in code-point order."""
+    found = connection.execute(CONVERSATIONS_WITH_HITS, {"query": tsquery_of(words)})
+    return [text_of(row[0]) for row in found]
+
+
+def search(
+    connection: Connection,
+    requester: str,
+    words: tuple[str, ...],
+    scope: tuple[str, ...] | None,
+    limit: int,
+    allowed: Allowed,
+) -> list[Hit]:
+    """SRC-010 .. SRC-013: own hits first, then authorized others (``page_of``)."""
+    connection.execute(NO_SEQUENTIAL_SCAN)
+
+    def candidates() -> Iterator[str]:
+        # PGS-065: read only once the requester's hits leave room on the page
+        yield from conversations_with_hits(connection, words) if scope is None else scope
+
+    return page_of(
+        lambda conversation_id, n: hits_of(connection, conversation_id, words, n),
+        requester, candidates(), limit, allowed,
+    )
