@@ -13,6 +13,7 @@ store's data the class says so in its docstring.
 The galleries: :mod:`galleries.ledger` (the ledger core on MemoryStore),
 :mod:`galleries.sqlite` (the SQLite store's DDL, opening, migration,
 transactions and handles, and its state-machine-only stores),
+:mod:`galleries.postgres` (the PostgreSQL store's server-only bugs),
 :mod:`galleries.runtime` (transitions and purge), :mod:`galleries.projections`,
 :mod:`galleries.spills`, :mod:`galleries.search`, and :mod:`galleries.facts`
 (broken hosts of chapters PRV and FCT: their ``factory`` is the host class and
@@ -38,7 +39,7 @@ import attrs
 if TYPE_CHECKING:
     from convledger_conformance.registry import Check
 
-STORE_CHAPTERS = ("ledger", "sqlite", "runtime", "projections", "spills", "search")
+STORE_CHAPTERS = ("ledger", "sqlite", "postgres", "runtime", "projections", "spills", "search")
 """The galleries of broken stores, in kill-table order."""
 HOST_CHAPTERS = ("facts",)
 """The galleries of broken hosts (run by their check bodies, not by ``run_suite``)."""
