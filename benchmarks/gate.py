@@ -3,9 +3,16 @@
     python benchmarks/gate.py [--quick] [--json PATH] [--save PATH] [--sizes 1000,100000]
     python benchmarks/gate.py --spread RUN1.json RUN2.json RUN3.json
 
-Without ``--json`` the gate runs ``benchmarks/bench_sqlite.py`` under pytest
-(``--bench-quick`` with ``--quick``) and reads its ``--benchmark-json``; with
-``--json`` it reads a run made earlier. Each figure's ratio (store against
+Without ``--json`` the gate runs ``benchmarks/bench_sqlite.py`` and
+``benchmarks/bench_postgres.py`` under pytest (``--bench-quick`` with
+``--quick``) and reads their ``--benchmark-json``; with ``--json`` it reads a
+run made earlier. When a run breaches a budget, the gate runs the benchmarks
+once more and judges each figure by the better of the two runs, so a loaded
+machine alone does not fail it (a regression fails both runs). The figures of
+budgets with ``requires = "postgres"`` are not gated when no PostgreSQL server
+was reachable, unless ``CI=true``, where their absence is a breach.
+
+Each figure's ratio (store against
 the raw-SQLite floor of the same run, or a large ledger against a small one)
 is in the benchmark's ``extra_info``. The gate prints one table (figure,
 measured, budget, target, verdict) and exits 1 when a figure is below its
@@ -36,9 +43,10 @@ SIZES = "1000,100000"
 
 
 def run_benchmarks(*, quick: bool, sizes: str, output: Path) -> None:
-    """Run ``bench_sqlite.py`` under pytest, writing its JSON to ``output``."""
+    """Run ``bench_sqlite.py`` and ``bench_postgres.py`` under pytest, JSON to ``output``."""
     command = [
-        sys.executable, "-m", "pytest", str(HERE / "bench_sqlite.py"), "-q",
+        sys.executable, "-m", "pytest", str(HERE / "bench_sqlite.py"),
+        str(HERE / "bench_postgres.py"), "-q",
         "-p", "no:cacheprovider", f"--bench-sizes={sizes}", f"--benchmark-json={output}",
         "--benchmark-columns=median,iqr,rounds",
     ]
@@ -82,6 +90,8 @@ def judge(
         target = float(budget.get("target", minimum))
         info = figures.get(figure)
         measured = None if info is None else value_of(budget, info)
+        if measured is None and budget.get("requires") == "postgres" and not _in_ci():
+            budget = {**budget, "unmeasurable": "no PostgreSQL server (CONVLEDGER_PG_DSN)"}
         if measured is None:
             reason = str(budget.get("unmeasurable", "figure missing from the run"))
             verdict = "not measured: " + reason
@@ -105,6 +115,29 @@ def judge(
         rows.append((figure, _fmt(measured, unit), _fmt(minimum, unit), _target(budget, unit),
                      noise, verdict))
     return rows, passed
+
+
+def _in_ci() -> bool:
+    import os
+
+    return os.environ.get("CI") == "true"
+
+
+def better_of(
+    budgets: list[dict[str, Any]], first: dict[str, dict[str, Any]],
+    second: dict[str, dict[str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """Each figure from the run where it measured higher (by its budget's kind, else ratio)."""
+    kinds = {str(b["figure"]): b for b in budgets}
+    merged = dict(first)
+    for name, info in second.items():
+        budget = kinds.get(name, {"kind": "ratio"})
+        old = merged.get(name)
+        new_value = value_of(budget, info)
+        old_value = None if old is None else value_of(budget, old)
+        if old_value is None or (new_value is not None and new_value > old_value):
+            merged[name] = info
+    return merged
 
 
 def _target(budget: dict[str, Any], unit: str) -> str:
@@ -159,7 +192,16 @@ def main(argv: list[str] | None = None) -> int:
     else:
         source = args.save or Path(tempfile.mkdtemp(prefix="convledger-gate-")) / "run.json"
         run_benchmarks(quick=args.quick, sizes=args.sizes, output=source)
-    rows, passed = judge(budgets, figures_of(source), quick=args.quick)
+    figures = figures_of(source)
+    rows, passed = judge(budgets, figures, quick=args.quick)
+    if not passed and args.json is None:
+        breached = [row[0] for row in rows if row[-1].startswith("BREACH")]
+        print(f"gate: {len(breached)} breach(es) ({', '.join(breached)}); measuring again",
+              file=sys.stderr)
+        again = source.with_name(source.stem + "-again.json")
+        run_benchmarks(quick=args.quick, sizes=args.sizes, output=again)
+        figures = better_of(budgets, figures, figures_of(again))
+        rows, passed = judge(budgets, figures, quick=args.quick)
     print_table(rows)
     print("gate: " + ("passed" if passed else "FAILED"))
     return 0 if passed else 1

@@ -7,8 +7,9 @@ totals. Runs are derandomized and unshrunk (see ``tests/kill_table.py``).
 Exits 1 when a broken store survives (a tagged id not reported failed).
 
 The galleries are the modules of ``tests/galleries/`` (one per chapter,
-:func:`galleries.cases` lists their stores); three stores (DecidesOutsideTheLock
-of the runtime gallery, HeadCachedPerHandle and
+:func:`galleries.cases` lists their stores; the PostgreSQL gallery's stores
+live in fresh schemas of ``CONVLEDGER_PG_DSN``, so it needs that server);
+three stores (DecidesOutsideTheLock of the runtime gallery, HeadCachedPerHandle and
 MigrationForgetsTheLastConversation of the SQLite one) only a state machine
 catches: their record names that machine as their check.
 """

@@ -10,7 +10,9 @@ thorough   random search with a large budget, for hunting bugs before a release
 Both use ``database=None`` (no stale failures replayed from ``.hypothesis/``)
 and ``deadline=None`` (timing is not what these tests judge).
 
-Tests marked ``slow`` run only when ``-m`` selects them (``pytest -m slow``).
+Tests marked ``slow`` run only when ``-m`` selects them (``pytest -m slow``); so do
+those marked ``pg_faults`` (``pytest -m pg_faults``: a throwaway PostgreSQL cluster,
+crashed under writers, ``scripts/pg_faults.py``).
 """
 
 from __future__ import annotations
@@ -45,13 +47,14 @@ settings.load_profile("fast")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip ``slow`` tests unless a ``-m`` expression was given."""
+    """Skip ``slow`` and ``pg_faults`` tests unless a ``-m`` expression was given."""
     if config.getoption("markexpr", default=""):
         return
-    skip = pytest.mark.skip(reason="slow: run with -m slow")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+    for marker in ("slow", "pg_faults"):
+        skip = pytest.mark.skip(reason=f"{marker}: run with -m {marker}")
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 # -- JSON values -------------------------------------------------------------

@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 GATE = Path(__file__).resolve().parents[1] / "benchmarks" / "gate.py"
 
 
@@ -303,6 +305,32 @@ def test_gate_fails_a_missing_figure_unless_declared_unmeasurable(tmp_path: Path
     assert gate.judge(missing, gate.figures_of(run), quick=True)[1] is False
     excused = [{**missing[0], "unmeasurable": "not landed"}]
     assert gate.judge(excused, gate.figures_of(run), quick=True)[1] is True
+
+
+def test_gate_excuses_missing_postgres_figures_outside_ci_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``requires = "postgres"`` figure missing passes outside CI and is a breach in CI."""
+    gate = load_gate()
+    run = tmp_path / "run.json"
+    write_run(run, {})
+    budgets = [{"figure": "postgres.x", "kind": "ratio", "minimum": 1.0, "requires": "postgres"}]
+    monkeypatch.setenv("CI", "false")
+    assert gate.judge(budgets, gate.figures_of(run), quick=True)[1] is True
+    monkeypatch.setenv("CI", "true")
+    assert gate.judge(budgets, gate.figures_of(run), quick=True)[1] is False
+
+
+def test_gate_judges_a_remeasured_figure_by_the_better_run(tmp_path: Path) -> None:
+    """After a breach the gate keeps each figure's higher value of the two runs."""
+    gate = load_gate()
+    budgets = [{"figure": "read", "kind": "ratio", "minimum": 0.7}]
+    first, second = tmp_path / "one.json", tmp_path / "two.json"
+    write_run(first, {"read": {"ratio": 0.5}, "other": {"ratio": 0.9}})
+    write_run(second, {"read": {"ratio": 0.8}, "other": {"ratio": 0.1}})
+    merged = gate.better_of(budgets, gate.figures_of(first), gate.figures_of(second))
+    assert merged["read"]["ratio"] == 0.8 and merged["other"]["ratio"] == 0.9
+    assert gate.judge(budgets, merged, quick=True)[1] is True
 
 
 def test_committed_budgets_name_known_figures_with_sane_thresholds() -> None:

@@ -13,6 +13,7 @@ store's data the class says so in its docstring.
 The galleries: :mod:`galleries.ledger` (the ledger core on MemoryStore),
 :mod:`galleries.sqlite` (the SQLite store's DDL, opening, migration,
 transactions and handles, and its state-machine-only stores),
+:mod:`galleries.postgres` (the PostgreSQL store's server-only bugs),
 :mod:`galleries.runtime` (transitions and purge), :mod:`galleries.projections`,
 :mod:`galleries.spills`, :mod:`galleries.search`, :mod:`galleries.durability`
 (crash-broken and race-broken SQLite stores, chapter DUR), and :mod:`galleries.facts`
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
     from convledger_conformance.registry import Check
 
 STORE_CHAPTERS = (
-    "ledger", "sqlite", "runtime", "projections", "spills", "search", "limits", "durability",
+    "ledger", "sqlite", "postgres", "runtime", "projections", "spills", "search", "limits",
+    "durability",
 )
 """The galleries of broken stores, in kill-table order."""
 HOST_CHAPTERS = ("facts",)

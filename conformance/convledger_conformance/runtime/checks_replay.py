@@ -10,15 +10,19 @@ helpers are those of :mod:`convledger_conformance.runtime.checks_transitions`.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from convledger.capabilities import Capability
+from convledger.errors import LedgerError
 from convledger.interface import require
 from convledger.memory import MemoryStore
 from convledger.runtime import Accept, Checkpoint
 from convledger.runtime.store import TransitionStore
 from convledger.store import LedgerStore
+from convledger_conformance.ledger.handles_support import second_handles
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.runtime.checks_transitions import (
     TRANSITIONS,
@@ -230,3 +234,51 @@ def check_runtime_import_without_capability(ctx: CheckContext) -> None:
 
 
 __all__ = ["COMPANION_FAULTS"]
+
+
+@check("TRN-107", capability=TRANSITIONS, also=(Capability.MULTI_PROCESS,))
+def check_exports_beside_transitions(ctx: CheckContext) -> None:
+    """TRN-107: exports taken while another handle runs transitions import into a fresh store.
+
+    An export whose ``runtime`` companion is read after its events (not in one
+    snapshot) can hold a run whose admission event the archive lacks; a fresh
+    reference store (:class:`MemoryStore`) refuses such an archive on import.
+    """
+    ids = ("TRN-107",)
+    with fresh_store(ctx) as given, second_handles(given, 1, ids) as (other,):
+        store = require(given, TRANSITIONS)
+        writer = Driver(require(other, TRANSITIONS), ids)
+        store.append("c", [draft("c-seed")])
+        done = threading.Event()
+        errors: list[BaseException] = []
+
+        def transit() -> None:
+            try:
+                for number in range(EXPORT_RACE_RUNS):
+                    writer.admit("c", f"r{number}")
+            except BaseException as error:  # reported on the main thread
+                errors.append(error)
+            finally:
+                done.set()
+
+        thread = threading.Thread(target=transit)
+        thread.start()
+        exports = 0
+        try:
+            while not done.is_set() or not exports:
+                data = store.export_conversation("c")
+                exports += 1
+                try:
+                    MemoryStore().import_conversation(data)
+                except LedgerError as error:
+                    fail(ids, f"export {exports}, taken while another handle ran transitions, "
+                              f"does not import into a fresh store: {error!r}")
+        finally:
+            thread.join()
+        if errors:
+            fail(ids, f"a transition through open_handle() during exports: expected success, "
+                      f"got {errors[0]!r}")
+
+
+EXPORT_RACE_RUNS = 60
+"""Runs admitted by the other handle while :func:`check_exports_beside_transitions` exports."""
