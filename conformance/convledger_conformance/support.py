@@ -38,6 +38,15 @@ STAMP = "2024-05-01T12:00:00.250+02:00"
 """An occurredAt for drafts whose time does not matter."""
 
 
+NOT_FRESH: str = "not new and empty:"
+"""Opens the message of a fresh-store failure that proved the stores are not new and empty.
+
+The runner stops the run on such a failure only; a store whose ``head`` or
+``append`` itself breaks fails the check too, but the run goes on, so that
+every check can name what it found broken (a skeleton store names its hooks).
+"""
+
+
 def fail(ids: str | Iterable[str], message: str) -> NoReturn:
     """Raise the failure of ``ids``."""
     named = (ids,) if isinstance(ids, str) else tuple(dict.fromkeys(ids))

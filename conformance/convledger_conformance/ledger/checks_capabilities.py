@@ -9,6 +9,7 @@ from convledger.store import Capability, LedgerStore
 from convledger_conformance.ledger.probes import probes
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import (
+    NOT_FRESH,
     accepted,
     draft,
     drafts,
@@ -109,21 +110,23 @@ FRESH_PROBE: tuple[str, str] = ("conformance-fresh-store-probe", "conformance-fr
 """The conversation and eventId the fresh-store check writes (CAP-005)."""
 
 
+
 @check("CAP-005")
 def check_fresh_store(ctx: CheckContext) -> None:
     """CAP-005: each store the factory makes is empty and shares nothing with the last one.
 
-    The runner runs this check first and alone, and stops the run when it fails:
-    every later check would fail on the shared or leftover data.
+    The runner runs this check first and alone, and stops the run when it proves
+    the stores are not new and empty (:data:`NOT_FRESH`): every later check would
+    fail on the shared or leftover data.
     """
     conversation, event = FRESH_PROBE
     with fresh_store(ctx) as first:
         if first.head(conversation) != 0:
-            fail("CAP-005", f"a new store already holds conversation {conversation!r}: "
-                 "the factory returned a store that is not empty")
+            fail("CAP-005", f"{NOT_FRESH} a new store already holds conversation "
+                 f"{conversation!r}: the factory returned a store that is not empty")
         first.append(conversation, [draft(event)])
         with fresh_store(ctx) as second:
             found = second.head(conversation)
             if found != 0:
-                fail("CAP-005", f"a second new store sees the event the first one appended "
-                     f"(head {found}): the factory's stores share one database")
+                fail("CAP-005", f"{NOT_FRESH} a second new store sees the event the first "
+                     f"one appended (head {found}): the factory's stores share one database")
