@@ -136,3 +136,19 @@ def _draft(event_id: str):  # type: ignore[no-untyped-def]
     from convledger_conformance.support import draft
 
     return draft(event_id)
+
+
+def test_every_fault_at_the_wal_switch_of_a_migration_is_absorbed() -> None:
+    """Regression (FLT-004, FLT-006, SQL-022; found by the migration sweep at ``thorough``).
+
+    The switch to WAL runs after the migration committed; an I/O error or a
+    full disk there refused an open whose file was already migrated. It is now
+    tried again like ``busy`` was, so every fault at every write point of the
+    migration, the switch included, passes the sweep.
+    """
+    migration = [item for item in FAULT_CHECKS if item.name == "faults_migration"]
+    assert migration, "the migration sweep is registered"
+    report = run_suite(factory_of(SqliteStore), profile="thorough", checks=migration)
+    failed = {r.name: r.message for r in report.checks if r.status != PASSED}
+    assert failed == {}, failed
+    assert "faults_migration" in {r.name for r in report.checks if r.status == PASSED}

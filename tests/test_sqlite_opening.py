@@ -355,7 +355,7 @@ def test_the_switch_to_wal_waits_for_another_opener(tmp_path: Path) -> None:
     import threading
     import time
 
-    from convledger.sqlite.opening import _use_wal
+    from convledger.sqlite.journal import use_wal as _use_wal
 
     path = tmp_path / "v1.sqlite"
     write_v1_database(path)

@@ -26,7 +26,6 @@ import contextlib
 import os
 import re
 import sqlite3
-import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -46,10 +45,10 @@ from convledger.sqlite.errors import (
     ReadOnlyDatabaseError,
     SchemaTooNewError,
     SchemaVersionError,
-    StorageFailureError,
     UnversionedSchemaError,
     driver_boundary,
 )
+from convledger.sqlite.journal import use_wal
 from convledger.sqlite.migration import MigrationReport, StepObserver, migrate_v1
 
 MEMORY = ":memory:"
@@ -178,7 +177,7 @@ def open_database(settings: Settings, registry: KindRegistry) -> Opened:
             connection = connect(settings)
             opened = _settle(connection, settings, registry)
             if not settings.read_only and not settings.in_memory:
-                _use_wal(connection, settings.busy_timeout)
+                use_wal(connection, settings.busy_timeout)
     except BaseException:
         if connection is not None:
             connection.close()
@@ -378,32 +377,6 @@ def _unavailable() -> Fts5UnavailableError:
     return Fts5UnavailableError(
         "this SQLite cannot create FTS5 tables; the store will not run with search disabled"
     )
-
-
-def _use_wal(connection: sqlite3.Connection, busy_timeout: float) -> None:
-    """SQL-042: WAL, waiting up to the busy timeout for another opener to finish.
-
-    Switching a rollback-journal file (version 1) to WAL needs the exclusive
-    lock. When another handle holds the write lock of its own open (migrating
-    the same file) and waits to commit, SQLite answers this connection
-    ``SQLITE_BUSY`` at once instead of calling the busy handler, since both
-    waiting would deadlock; so the switch is tried again, after the other
-    handle has committed, until the busy timeout (SQL-030, SQL-041).
-    """
-    deadline = time.monotonic() + busy_timeout
-    while True:
-        try:
-            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            break
-        except sqlite3.OperationalError as error:
-            if "locked" not in str(error) or time.monotonic() >= deadline:
-                raise
-            time.sleep(0.005)
-    if str(mode).lower() != "wal":
-        raise StorageFailureError(
-            f"could not switch the database to WAL (journal mode is {mode!r})",
-            requirement="SQL-042",
-        )
 
 
 def rollback(connection: sqlite3.Connection) -> None:
