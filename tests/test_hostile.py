@@ -59,6 +59,64 @@ def test_each_limit_is_written_in_its_sentence() -> None:
         assert ("declared a larger" in sentence) == item.declare, item.requirement
 
 
+def _bounds_of_the_chapter() -> list[dict[str, Any]]:
+    text = (ROOT / "spec" / "limits.md").read_text("utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| (\d+|null) \| (\d+) \| ([^|]+) \| ([A-Z]+-\d{3}) \| "
+                      r"`(\w+)` \|$", text, re.MULTILINE)
+    return [{"name": name, "minimum": None if low == "null" else int(low), "maximum": int(high),
+             "unit": unit.strip(), "requirement": ident, "operation": operation}
+            for name, low, high, unit, ident, operation in rows]
+
+
+def _sentences() -> dict[str, str]:
+    found: dict[str, str] = {}
+    for chapter in sorted((ROOT / "spec").glob("*.md")):
+        for ident, sentence in re.findall(r"^- \*\*([A-Z]+-\d{3})\*\* (.*)$",
+                                          chapter.read_text("utf-8"), re.MULTILINE):
+            found[ident] = re.sub(r"(?<=\d)[ ,](?=\d{3})", "", sentence)  # 1 000 000 -> 1000000
+    return found
+
+
+NOT_AN_ARGUMENT_BOUND = {
+    "PGS-063": "the stored length of a search lexeme, not a bound on any argument",
+    "ENV-003": "schemaVersion up to 2**53 - 1: the integer range of LIM-007 (the hostile corpus)",
+    "ENV-006": "seq up to 2**53 - 1: the integer range of LIM-007 (the hostile corpus)",
+    "WIR-001": "the frame size of the wire, checked by the wire chapter's framing checks",
+}
+"""Sentences stating a number after 'at most' that are not bounds of an operation's argument."""
+
+
+def test_the_bounds_table_is_one_table() -> None:
+    """spec/limits.json's bounds, the chapter's second table and convledger.limits agree."""
+    shipped = json.loads((ROOT / "spec" / "limits.json").read_text("utf-8"))["bounds"]
+    reference = [{"name": item.name, "minimum": item.minimum, "maximum": item.maximum,
+                  "unit": item.unit, "requirement": item.requirement,
+                  "operation": item.operation} for item in limits.BOUNDS]
+    assert shipped == _bounds_of_the_chapter() == reference
+    assert len(shipped) == 11
+
+
+def test_each_bound_is_written_in_its_sentence() -> None:
+    """The sentence of each bound's id states its maximum, and its minimum when it has one."""
+    sentences = _sentences()
+    for item in limits.BOUNDS:
+        sentence = sentences[item.requirement]
+        assert re.search(rf"\b{item.maximum}\b", sentence), (item.name, item.maximum)
+        if item.minimum is not None:
+            ranged = f"from {item.minimum} to {item.maximum}" in sentence
+            assert ranged or (item.minimum == 1 and "non-empty" in sentence), item.name
+
+
+def test_every_stated_bound_is_in_a_table() -> None:
+    """Every sentence of the spec bounding an argument by a number is a row of limits.json."""
+    bound = re.compile(r"from 1 to \d+|at most \d+|more than \d+|up to \d+")
+    tabled = {item.requirement for item in limits.LIMITS} | {
+        item.requirement for item in limits.BOUNDS}
+    stated = {ident for ident, sentence in _sentences().items() if bound.search(sentence)}
+    assert stated - tabled - set(NOT_AN_ARGUMENT_BOUND) == set()
+    assert set(NOT_AN_ARGUMENT_BOUND) <= stated
+
+
 def test_the_corpus_is_seeded_and_sized_by_profile() -> None:
     """The corpus is the same every time, >= 1,000 cases at ci for any store, smaller at smoke."""
     ledger = frozenset({Capability.LEDGER})
@@ -223,3 +281,10 @@ def test_postgres_refuses_the_hostile_inputs(pg_dsn: str) -> None:
     finally:
         store.close()
 
+
+
+def test_every_bound_has_its_generated_call() -> None:
+    """The boundary checks call every bound of spec/limits.json (no bound is left unchecked)."""
+    from convledger_conformance.hostile.boundaries import CALLS
+
+    assert set(CALLS) == {item.name for item in limits.BOUNDS}

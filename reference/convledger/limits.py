@@ -52,6 +52,38 @@ LIMITS: tuple[Limit, ...] = (
 
 BY_NAME: Mapping[str, Limit] = {limit.name: limit for limit in LIMITS}
 
+
+@attrs.frozen
+class Bound:
+    """One entry of ``bounds`` in ``spec/limits.json``: a range another chapter states."""
+
+    name: str
+    minimum: int | None
+    maximum: int
+    unit: str
+    requirement: str
+    operation: str
+
+
+BOUNDS: tuple[Bound, ...] = (
+    Bound("appendDrafts", 1, 10_000, "drafts", "LED-001", "append"),
+    Bound("readLimit", 1, 10_000, "events", "LED-010", "read"),
+    Bound("scanRecoverableLimit", 1, 1_000, "runs", "TRN-083", "scanRecoverable"),
+    Bound("catchUpMaxEvents", 1, 1_000_000, "events", "PRJ-011", "catchUp"),
+    Bound("projectionNameChars", 1, 200, "characters", "PRJ-001", "catchUp"),
+    Bound("mediaTypeChars", None, 255, "characters", "SPL-004", "putSpill"),
+    Bound("spillReferenceChars", 1, 1024, "characters", "SPL-005", "putSpill"),
+    Bound("searchQueryChars", None, 1000, "characters", "SRC-022", "search"),
+    Bound("searchQueryWords", None, 32, "words", "SRC-022", "search"),
+    Bound("searchScope", None, 100, "conversation ids", "SRC-012", "search"),
+    Bound("searchLimit", 1, 100, "hits", "SRC-023", "search"),
+)
+"""The ranges other chapters state (``bounds`` of ``spec/limits.json``), none declarable.
+
+The reference enforces each in its own chapter's module; this copy is what the
+generated boundary checks of the suite read (at both ends accepted, one past refused).
+"""
+
 MAX_IDENTIFIER_BYTES = BY_NAME["identifierBytes"].value
 MAX_PAYLOAD_BYTES = BY_NAME["payloadBytes"].value
 MAX_DEPTH = BY_NAME["nestingDepth"].value

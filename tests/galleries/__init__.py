@@ -16,7 +16,8 @@ transactions and handles, and its state-machine-only stores),
 :mod:`galleries.postgres` (the PostgreSQL store's server-only bugs),
 :mod:`galleries.runtime` (transitions and purge), :mod:`galleries.projections`,
 :mod:`galleries.spills`, :mod:`galleries.search`, :mod:`galleries.durability`
-(crash-broken and race-broken SQLite stores, chapter DUR), and :mod:`galleries.facts`
+(crash-broken and race-broken SQLite stores, chapter DUR), :mod:`galleries.boundaries`
+(stores refusing a value exactly at its limit, issue 20), and :mod:`galleries.facts`
 (broken hosts of chapters PRV and FCT: their ``factory`` is the host class and
 their ``checks`` the check bodies that catch them).
 
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 STORE_CHAPTERS = (
     "ledger", "sqlite", "postgres", "runtime", "projections", "spills", "search", "limits",
+    "boundaries",
     "durability",
 )
 """The galleries of broken stores, in kill-table order."""

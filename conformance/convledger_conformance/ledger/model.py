@@ -277,13 +277,24 @@ def envelope_bytes(envelope: Envelope) -> bytes:
     return canonical.encode(envelope_wire(envelope))
 
 
-def read_whole(store: LedgerStore, conversation_id: str) -> tuple[Envelope, ...]:
-    """Every envelope of one conversation in one read of the largest page.
+HELPER_LIMIT: Final = 1000
+"""The page size of the suite's own reads (:func:`read_whole`): the default of LED-010, not its
+largest value, so a store that refuses the largest limit fails the checks of LED-010 only, instead
+of every check whose helper reads (issue 20)."""
 
-    The checks keep ledgers far below 10000 events, so paging is not involved
-    and a broken cursor cannot disguise itself as a broken ledger.
+
+def read_whole(store: LedgerStore, conversation_id: str) -> tuple[Envelope, ...]:
+    """Every envelope of one conversation, in pages of :data:`HELPER_LIMIT`.
+
+    The checks keep ledgers below 1000 events, so one page holds the ledger and a broken
+    cursor cannot disguise itself as a broken ledger; a longer one is read on by ``next_seq``.
     """
-    return store.read(conversation_id, from_seq=1, limit=MAX_LIMIT).items
+    page = store.read(conversation_id, from_seq=1, limit=HELPER_LIMIT)
+    items = list(page.items)
+    while page.next_seq is not None and page.items:
+        page = store.read(conversation_id, from_seq=page.next_seq, limit=HELPER_LIMIT)
+        items.extend(page.items)
+    return tuple(items)
 
 
 def state_digest(store: LedgerStore, conversation_ids: Iterable[str]) -> tuple[object, ...]:
