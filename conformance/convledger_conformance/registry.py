@@ -137,6 +137,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.sqlite.checks_transactions",
     "convledger_conformance.facts.checks_facts",
     "convledger_conformance.ledger.checks_handles",
+    "convledger_conformance.ledger.checks_freshness",
     "convledger_conformance.ledger.checks_kinds",
     "convledger_conformance.ledger.checks_ledger",
     "convledger_conformance.projections.checks",

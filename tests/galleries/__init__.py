@@ -17,7 +17,8 @@ transactions and handles, and its state-machine-only stores),
 :mod:`galleries.runtime` (transitions and purge), :mod:`galleries.projections`,
 :mod:`galleries.spills`, :mod:`galleries.search`, :mod:`galleries.durability`
 (crash-broken and race-broken SQLite stores, chapter DUR), :mod:`galleries.boundaries`
-(stores refusing a value exactly at its limit, issue 20), and :mod:`galleries.facts`
+(stores refusing a value exactly at its limit, issue 20), :mod:`galleries.freshness`
+(SQLite stores caching what a handle read, LED-019, issue 20), and :mod:`galleries.facts`
 (broken hosts of chapters PRV and FCT: their ``factory`` is the host class and
 their ``checks`` the check bodies that catch them).
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
 STORE_CHAPTERS = (
     "ledger", "sqlite", "postgres", "runtime", "projections", "spills", "search", "limits",
-    "boundaries",
+    "boundaries", "freshness",
     "durability",
 )
 """The galleries of broken stores, in kill-table order."""
