@@ -142,6 +142,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.ledger.checks_ledger",
     "convledger_conformance.projections.checks",
     "convledger_conformance.projections.checks_folds",
+    "convledger_conformance.projections.checks_positions",
     "convledger_conformance.projections.checks_archives",
     "convledger_conformance.facts.checks_provider",
     "convledger_conformance.runtime.checks_transitions",

@@ -1,0 +1,86 @@
+"""The positions gallery: catch-ups that mishandle an event by its position (issue 20).
+
+Each class has exactly ONE bug in how its catch-up reads or gates the events
+of a ledger, visible only when a special event is at the first or last seq or
+an event sits just past a page: it is MemoryStore's own ``_catch_up`` with one
+changed line. ``special_events_at_every_position`` must kill each; the fold
+checks, which keep special events in the middle of short ledgers, pass them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from convledger.envelope import Envelope, copied
+from convledger.memory import MemoryStore, _stored
+from convledger.projections.definition import Checkpoint, ProjectionDefinition
+from convledger.projections.fold import PAGE, advance
+from convledger.projections.operations import should_store
+from galleries import BrokenStore, broken
+
+
+class _ReadsItsOwnWay(MemoryStore):
+    """MemoryStore's catch-up, with the reader and the definition as hooks."""
+
+    def _page(self, ledger: list[Envelope], from_seq: int, limit: int) -> list[Envelope]:
+        return ledger[from_seq - 1 : from_seq - 1 + limit]
+
+    def _gated(self, definition: ProjectionDefinition,
+               ledger: list[Envelope]) -> ProjectionDefinition:
+        return definition
+
+    def _catch_up(
+        self, conversation_id: str, definition: ProjectionDefinition, max_events: int
+    ) -> Checkpoint:
+        with self._lock:
+            self._refuse_purged(conversation_id)
+            ledger = self._ledgers.get(conversation_id, [])
+            stored = self._checkpoint(conversation_id, definition.name)
+
+            def read(from_seq: int, limit: int) -> Sequence[Envelope]:
+                return [copied(e) for e in self._page(ledger, from_seq, limit)]
+
+            result = advance(self._gated(definition, ledger), self._registry, stored, read,
+                             len(ledger), max_events)
+            if should_store(stored, result):
+                self._checkpoints[(conversation_id, definition.name)] = _stored(result)
+                return self._checkpoint(conversation_id, definition.name) or result
+            return result if stored is None else stored
+
+
+class LosesTheEventAfterAPage(_ReadsItsOwnWay):
+    """PRJ-011: the page after a full page starts one seq late (seq 1001 is never folded)."""
+
+    def _page(self, ledger: list[Envelope], from_seq: int, limit: int) -> list[Envelope]:
+        start = from_seq + 1 if from_seq == PAGE + 1 else from_seq
+        return ledger[start - 1 : start - 1 + limit]
+
+
+class StopsBeforeTrailingIgnorables(_ReadsItsOwnWay):
+    """PRJ-030: reads only up to the last event that is not ignorable: uptoSeq stops short."""
+
+    def _page(self, ledger: list[Envelope], from_seq: int, limit: int) -> list[Envelope]:
+        end = len(ledger)
+        while end and ledger[end - 1].ignorable:
+            end -= 1
+        return ledger[from_seq - 1 : min(from_seq - 1 + limit, end)]
+
+
+class FoldsAnIgnorableFirstEvent(_ReadsItsOwnWay):
+    """PRJ-030: an ignorable unknown at seq 1 'teaches' the fold its kind: such events fold."""
+
+    def _gated(self, definition: ProjectionDefinition,
+               ledger: list[Envelope]) -> ProjectionDefinition:
+        if not ledger or not ledger[0].ignorable or definition.kinds is None:
+            return definition
+        first = (ledger[0].kind, ledger[0].schema_version)
+        return attrs.evolve(definition, kinds=definition.kinds | {first})
+
+
+BROKEN: tuple[BrokenStore, ...] = (
+    broken("positions", LosesTheEventAfterAPage, "PRJ-011"),
+    broken("positions", StopsBeforeTrailingIgnorables, "PRJ-030"),
+    broken("positions", FoldsAnIgnorableFirstEvent, "PRJ-030"),
+)
