@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -51,6 +51,28 @@ def fail(ids: str | Iterable[str], message: str) -> NoReturn:
     """Raise the failure of ``ids``."""
     named = (ids,) if isinstance(ids, str) else tuple(dict.fromkeys(ids))
     raise CheckFailure(named, message)
+
+
+BYTES_AROUND: Final = 40
+"""How many bytes either side of the first difference a byte mismatch shows."""
+
+
+def byte_difference(expected: object, got: object) -> str:
+    """Where two archives (or any byte strings) first differ, with both sides around it."""
+    if not isinstance(expected, bytes) or not isinstance(got, bytes):
+        return f"expected {expected!r:.200}, got {got!r:.200}"
+    offset = next((n for n, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
+                  min(len(expected), len(got)))
+    start, end = max(0, offset - BYTES_AROUND), offset + BYTES_AROUND
+    return (f"first difference at byte offset {offset} (expected {len(expected)} bytes, got "
+            f"{len(got)}): expected ...{expected[start:end]!r}..., got ...{got[start:end]!r}...")
+
+
+def expect_same_bytes(ids: str | Iterable[str], what: str, *, expected: object,
+                      got: object) -> None:
+    """Fail ``ids`` unless ``got`` is ``expected``, showing the first differing byte (issue 20)."""
+    if got != expected:
+        fail(ids, f"{what}: {byte_difference(expected, got)}")
 
 
 @contextlib.contextmanager

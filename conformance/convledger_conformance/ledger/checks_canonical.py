@@ -20,6 +20,7 @@ from convledger_conformance.support import (
     STAMP,
     accepted,
     draft,
+    expect_same_bytes,
     fail,
     fresh_store,
     refused,
@@ -113,13 +114,13 @@ def check_equal_values_equal_bytes(ctx: CheckContext) -> None:
         if first != want:
             fail("CAN-001", f"value {value!r} exported as {first!r}, expected {want!r}")
         again = cast(JsonValue, canonical.decode(canonical.encode(value)))
-        if _export_of(ctx, again) != first:
-            fail("CAN-009", f"{value!r} and its decoded canonical form export differently")
+        expect_same_bytes("CAN-009", f"{value!r} and its decoded canonical form export differently",
+                          expected=first, got=_export_of(ctx, again))
 
     run_property(ctx, body, gen.json_values())
     for left, right in EQUAL_VALUES:
-        if _export_of(ctx, left) != _export_of(ctx, right):
-            fail("CAN-009", f"{left!r} and {right!r} are equal but export differently")
+        expect_same_bytes("CAN-009", f"{left!r} and {right!r} are equal but export differently",
+                          expected=_export_of(ctx, right), got=_export_of(ctx, left))
 
 
 EQUAL_VALUES: tuple[tuple[JsonValue, JsonValue], ...] = (
@@ -203,8 +204,8 @@ def check_decoder_refusals(ctx: CheckContext) -> None:
             data = _archive_with(token).replace(b'"t"', f'"t{number}"'.encode())
             accepted(partial(store.import_conversation, data), "CAN-013",
                      f"import of the canonical double {token.decode()}")
-            if store.export_conversation(f"t{number}") != data:
-                fail("CAN-013", f"{token.decode()} did not re-export as itself")
+            expect_same_bytes("CAN-013", f"{token.decode()} did not re-export as itself",
+                              expected=data, got=store.export_conversation(f"t{number}"))
 
     run_once(ctx, body)
 
@@ -234,15 +235,16 @@ def check_nesting_depth(ctx: CheckContext) -> None:
             )
             exported = store.export_conversation(conversation)
             text = canonical.encode(value)
-            if exported != expected_archive(conversation, text):
-                fail("CAN-016", f"{conversation} nested {DEPTH} deep exported as {exported!r}")
+            expect_same_bytes("CAN-016", f"{conversation} nested {DEPTH} deep exported differently",
+                              expected=expected_archive(conversation, text), got=exported)
             with fresh_store(ctx) as target:
                 accepted(
                     partial(target.import_conversation, exported),
                     "CAN-016",
                     f"import of {conversation} nested {DEPTH} deep",
                 )
-                if target.export_conversation(conversation) != exported:
-                    fail("CAN-016", f"{conversation} nested {DEPTH} deep re-exported differently")
+                expect_same_bytes("CAN-016",
+                                  f"{conversation} nested {DEPTH} deep re-exported differently",
+                                  expected=exported, got=target.export_conversation(conversation))
 
     run_once(ctx, body)

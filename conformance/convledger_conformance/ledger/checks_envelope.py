@@ -28,6 +28,7 @@ from convledger_conformance.support import (
     archive,
     document,
     draft,
+    expect_same_bytes,
     fail,
     ledger_bytes,
     refused,
@@ -108,8 +109,8 @@ def check_schema_version_range(ctx: CheckContext) -> None:
         data = archive("c", bounds)
         accepted(partial(store.import_conversation, data), "ENV-003",
                  "import of schemaVersion 1 and 2**53-1")
-        if store.export_conversation("c") != data:
-            fail("ENV-003", "schemaVersion 2**53-1 did not round-trip")
+        expect_same_bytes("ENV-003", "schemaVersion 2**53-1 did not round-trip",
+                          expected=data, got=store.export_conversation("c"))
         bad = {f"schemaVersion {v!r}": _unknown("x", 2, schemaVersion=v)
                for v in (0, -1, 2.0**53, "1", True, None, 1.5)}
         _refuses_events(store, bad, "ENV-003")
@@ -130,8 +131,8 @@ def check_identifiers_round_trip(ctx: CheckContext) -> None:
         if [(e.event_id, e.conversation_id) for e in stored] != [(event_id, conversation)]:
             fail(("ENV-004", "ENV-005"), f"read returned {stored!r}")
         want = archive_bytes(conversation, [canonical.encode(wire_of_in(conversation, event_id))])
-        if store.export_conversation(conversation) != want:
-            fail(("ENV-004", "ENV-005"), "export changed an id")
+        expect_same_bytes(("ENV-004", "ENV-005"), "export changed an id",
+                          expected=want, got=store.export_conversation(conversation))
 
     run_property(ctx, body, gen.identifiers(), gen.identifiers())
 
@@ -175,8 +176,8 @@ def check_kind_is_non_empty(ctx: CheckContext) -> None:
             return
         data = archive("c", [_unknown("k", 1, kind=kind)])
         accepted(partial(store.import_conversation, data), "ENV-007", f"import of kind {kind!r}")
-        if store.export_conversation("c") != data:
-            fail("ENV-007", f"kind {kind!r} did not round-trip")
+        expect_same_bytes("ENV-007", f"kind {kind!r} did not round-trip",
+                          expected=data, got=store.export_conversation("c"))
         bad = {f"kind {v!r}": _unknown("x", 2, kind=v) for v in ("", 1, None, ["a"])}
         _refuses_events(store, bad, "ENV-007")
 
@@ -194,8 +195,8 @@ def check_occurred_at_kept_exactly(ctx: CheckContext) -> None:
             fail("ENV-008", f"occurredAt {stamp!r} came back changed")
         want = archive_bytes("c", [canonical.encode(draft_wire(draft("t", occurred_at=stamp),
                                                                "c", 1))])
-        if store.export_conversation("c") != want:
-            fail("ENV-008", f"occurredAt {stamp!r} exported changed")
+        expect_same_bytes("ENV-008", f"occurredAt {stamp!r} exported changed",
+                          expected=want, got=store.export_conversation("c"))
         for value in gen.INVALID_OCCURRED_AT:
             bad = attrs.evolve(draft("u"), occurred_at=cast(str, value))
             refused(partial(store.append, "c", [bad]),
@@ -235,8 +236,8 @@ def check_ignorable_is_literal_true(ctx: CheckContext) -> None:
             fail("ENV-010", f"exported ignorable members are {flags!r}, expected absent, true")
         data = archive("d", [_unknown("x", 1, conversationId="d")])
         accepted(partial(store.import_conversation, data), "ENV-010", "import of ignorable true")
-        if store.export_conversation("d") != data:
-            fail("ENV-010", "an imported ignorable: true did not re-export")
+        expect_same_bytes("ENV-010", "an imported ignorable: true did not re-export",
+                          expected=data, got=store.export_conversation("d"))
         bad = {f"ignorable {v!r}": _unknown("y", 2, ignorable=v)
                for v in (False, None, 1, "true", [True])}
         _refuses_events(store, bad, "ENV-010")
@@ -263,12 +264,12 @@ def check_canonical_bytes_kept(ctx: CheckContext) -> None:
         if ledger_bytes(store, "c") != expected:
             fail("ENV-011", "read returned envelopes with other bytes")
         exported = store.export_conversation("c")
-        if exported != archive_bytes("c", expected):
-            fail("ENV-011", "export wrote envelopes with other bytes")
+        expect_same_bytes("ENV-011", "export wrote envelopes with other bytes",
+                          expected=archive_bytes("c", expected), got=exported)
         moved = _renamed(exported)
         accepted(partial(store.import_conversation, moved), "ENV-011", "import of a copy")
-        if store.export_conversation("d") != moved:
-            fail("ENV-011", "imported envelopes came back with other bytes")
+        expect_same_bytes("ENV-011", "imported envelopes came back with other bytes",
+                          expected=moved, got=store.export_conversation("d"))
 
     run_property(ctx, body, gen.draft_batches())
 

@@ -22,7 +22,15 @@ from convledger_conformance.projections.checks import PRJ
 from convledger_conformance.projections.machine import build_projection_machine
 from convledger_conformance.projections.model import counting
 from convledger_conformance.registry import CheckContext, check
-from convledger_conformance.support import accepted, drafts, fail, fresh_store, refused, run_once
+from convledger_conformance.support import (
+    accepted,
+    drafts,
+    expect_same_bytes,
+    fail,
+    fresh_store,
+    refused,
+    run_once,
+)
 
 
 @check("PRJ-040", "PRJ-044", capability=PRJ)
@@ -49,8 +57,8 @@ def check_checkpoints_travel_in_archives(ctx: CheckContext) -> None:
             t = require(target, PRJ)
             accepted(partial(t.import_conversation, data, projections=[counting(name="zeta")]),
                      "PRJ-044", "import of checkpoints")
-            if target.export_conversation("c") != data:
-                fail("PRJ-044", "re-export of imported checkpoints gives other bytes")
+            expect_same_bytes("PRJ-044", "re-export of imported checkpoints gives other bytes",
+                              expected=data, got=target.export_conversation("c"))
             stored = t.load_checkpoint("c", "zeta")
             if stored is None or stored.upto_seq != 4:
                 fail("PRJ-044", f"the imported checkpoint is {stored!r}")

@@ -36,6 +36,7 @@ from convledger_conformance.support import (
     STAMP,
     accepted,
     draft,
+    expect_same_bytes,
     fail,
     fresh_store,
     ledger_bytes,
@@ -102,8 +103,8 @@ def check_runtime_companion_checked_on_import(ctx: CheckContext) -> None:
         with fresh_store(ctx) as made:
             target = require(made, TRANSITIONS)
             accepted(partial(target.import_conversation, data), ids, "import of a true archive")
-            if target.export_conversation("c") != data:
-                fail("TRN-106", "re-export of the imported conversation differs")
+            expect_same_bytes("TRN-106", "re-export of the imported conversation differs",
+                              expected=data, got=target.export_conversation("c"))
             if target.load_snapshot("c") != store.load_snapshot("c"):
                 fail("TRN-105", "the imported snapshot differs from the exporter's")
             for key, ids_of in (("r1-key", ("r1-input", "r1", "r1-answer")),
