@@ -28,5 +28,5 @@ def test_a_mismatch_shows_the_offset_and_both_sides() -> None:
 def test_equal_bytes_pass_and_a_prefix_is_a_difference() -> None:
     """Equal bytes pass; a longer export differs at the end of the shorter."""
     expect_same_bytes("ARC-001", "same", expected=b"abc", got=b"abc")
-    with pytest.raises(CheckFailure, match="byte offset 3 .expected 3 bytes, got 4"):
+    with pytest.raises(CheckFailure, match=r"byte offset 3 \(expected 3 bytes, got 4"):
         expect_same_bytes("ARC-001", "longer", expected=b"abc", got=b"abcd")
