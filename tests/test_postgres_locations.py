@@ -150,3 +150,18 @@ def test_the_crash_command_passes_the_postgres_server_and_leaves_no_schema(
     assert summary["kills"] == 2 and summary["acknowledgedChecks"] > 0
     assert summary["calls"] == 40 and summary["cleanupErrors"] == []
     assert _crash_schemas(pg_dsn) <= before
+
+
+def test_the_sqlite_drop_removes_the_location_file(tmp_path: Path) -> None:
+    """``--store sqlite --drop-location``: the file openStore made and its journals go."""
+    target = Target.command(SQLITE_SERVER)
+    connection, store = target.start(tmp_path)
+    try:
+        store.append("con-a", [state_draft("evt-1", "1")])
+    finally:
+        connection.close()
+    assert (tmp_path / "ledger.sqlite").exists()
+    dropped = subprocess.run([*SQLITE_SERVER.split(), "--drop-location", str(tmp_path)],
+                             capture_output=True, text=True, timeout=120, check=False)
+    assert dropped.returncode == 0, dropped.stderr
+    assert not any(path.name.startswith("ledger.sqlite") for path in tmp_path.iterdir())
