@@ -1,11 +1,14 @@
 """``convledger-conformance crash``: kill a store's server and check what survives (chapter DUR).
 
     convledger-conformance crash --command "CMD ... {dir} ..." --rounds N [--seed S]
-                                 [--clients K] [--json PATH]
+                                 [--clients K] [--cleanup "CMD ... {dir} ..."] [--json PATH]
     convledger-conformance crash --store MODULE:FACTORY ...   (a multi_process Python store)
 
 With ``--command`` every ``{dir}`` becomes a directory the suite creates, and
-the store is opened with ``openStore {location}`` (WIR-040). With ``--store``
+the store is opened with ``openStore {location}`` (WIR-040); ``--cleanup``
+runs once per location after its last server ended, before the directory is
+removed, for a store kept outside it (a server database's schema): a cleanup
+that fails fails the run. With ``--store``
 the factory's store gives its locator (LED-016) and each round's server is
 ``convledger serve-wire --opener`` on it, a subprocess the suite kills. Exit
 0 when no requirement failed, 1 when one did, 2 for usage errors.
@@ -45,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--command", help="the server command; {dir} becomes the location")
     where.add_argument("--store", metavar="MODULE:FACTORY",
                        help="an in-process store that declares multi_process (its locator)")
+    parser.add_argument("--cleanup", metavar="CMD",
+                        help="with --command: run once per location ({dir} substituted) after "
+                             "its last server ended, to drop what the store keeps elsewhere")
     parser.add_argument("--rounds", type=int, default=10, help="kills (default 10)")
     parser.add_argument("--seed", type=int, help="replays a run (default: random, printed)")
     parser.add_argument("--clients", type=int, default=0,
@@ -64,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 def target_of(args: argparse.Namespace) -> tuple[Target, Any]:
     """The target the options name, and the in-process store to keep open while it runs."""
     if args.command is not None:
-        return Target.command(args.command, args.timeout), None
+        return Target.command(args.command, args.timeout, args.cleanup or ""), None
     module_name, _, attribute = args.store.partition(":")
     target: Any = importlib.import_module(module_name)
     for part in attribute.split("."):
@@ -121,6 +127,8 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 0 or args.clients < 0 or args.clients == 1:
         parser.error("--rounds must be >= 0 and --clients 0 or at least 2")
+    if args.cleanup and not args.command:
+        parser.error("--cleanup needs --command")
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     target, keep = target_of(args)
     try:
@@ -139,12 +147,18 @@ def main(argv: Sequence[str]) -> int:
         print(f"{row['id']}  {row['status']:<15} {row['detail'][:150]}")
     for failure in crash.failures:
         print(failure.render())
+    cleanup_errors = [error for error in (
+        crash.cleanup_error, concurrent.cleanup_error if concurrent is not None else "")
+        if error]
+    for error in cleanup_errors:
+        print(f"FAILED {error}")
     print(f"replay: --seed {seed} --rounds {args.rounds}")
     summary = {
         "seed": seed, "rounds": crash.rounds, "kills": crash.kills,
         "importKills": crash.import_kills, "batchKills": crash.batch_kills,
         "acknowledgedChecks": crash.acknowledged,
         "inFlight": crash.in_flight, "attempts": crash.attempts, "seconds": round(crash.seconds, 2),
+        "cleanupErrors": cleanup_errors,
     }
     if concurrent is not None:
         summary.update({
@@ -159,4 +173,4 @@ def main(argv: Sequence[str]) -> int:
         report = {"summary": summary, "requirements": rows,
                   "failures": [failure.render() for failure in crash.failures]}
         args.json.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", "utf-8")
-    return 1 if any(row["status"] == "failed" for row in rows) else 0
+    return 1 if cleanup_errors or any(row["status"] == "failed" for row in rows) else 0

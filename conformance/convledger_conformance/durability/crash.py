@@ -35,6 +35,7 @@ import random
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -77,10 +78,30 @@ class Target:
     """What ``openStore`` asks for; None: the directory itself."""
     env: dict[str, str] | None = None
     timeout: float = 60.0
+    cleanup: tuple[str, ...] = ()
+    """A command run once per location after its last server ended (every ``{dir}``
+    substituted), before the directory is removed: it drops what the store keeps
+    outside the directory (a server database's schema). Empty: none."""
 
     @classmethod
-    def command(cls, command: str, timeout: float = 60.0) -> Target:
-        return cls(tuple(shlex.split(command)), timeout=timeout)
+    def command(cls, command: str, timeout: float = 60.0, cleanup: str = "") -> Target:
+        return cls(tuple(shlex.split(command)), timeout=timeout,
+                   cleanup=tuple(shlex.split(cleanup)))
+
+    def clean_up(self, directory: Path) -> str:
+        """Run the cleanup command on ``directory``: "" when it succeeded or there is none."""
+        if not self.cleanup:
+            return ""
+        argv = [part.replace("{dir}", str(directory)) for part in self.cleanup]
+        try:
+            done = subprocess.run(argv, env=self.env, capture_output=True, text=True,
+                                  timeout=max(self.timeout, 60.0), check=False)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"cleanup {shlex.join(argv)}: {error}"
+        if done.returncode != 0:
+            return (f"cleanup {shlex.join(argv)} exited {done.returncode}: "
+                    f"{done.stderr.strip()[-500:]}")
+        return ""
 
     @classmethod
     def opener(cls, opener: str, location: str) -> Target:
@@ -133,6 +154,7 @@ class CrashResult:
     failures: list[Failure] = attrs.field(factory=list)
     not_applicable: str = ""
     seconds: float = 0.0
+    cleanup_error: str = ""
 
 
 def _stamp(times: list[float]) -> None:
@@ -153,6 +175,7 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
     began = time.monotonic()
     directory = Path(tempfile.mkdtemp(prefix="convledger-crash-"))
     ledger = Ledger()
+    connection: WireConnection | None = None
     try:
         try:
             connection, store = target.start(directory)
@@ -234,6 +257,9 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
         connection.close()
         return result
     finally:
+        if connection is not None:
+            connection.close()
+        result.cleanup_error = target.clean_up(directory)
         result.seconds = time.monotonic() - began
         shutil.rmtree(directory, ignore_errors=True)
 
@@ -248,6 +274,7 @@ class ConcurrentResult:
     failures: list[Violation] = attrs.field(factory=list)
     checker_seconds: float = 0.0
     not_applicable: str = ""
+    cleanup_error: str = ""
 
     @property
     def longest(self) -> int:
@@ -367,20 +394,25 @@ def concurrent_run(target: Target, clients: int, steps: int, seed: int,
     """K server processes on one location, one client each."""
     directory = Path(tempfile.mkdtemp(prefix="convledger-clients-"))
     connections: list[WireConnection] = []
+    result = ConcurrentResult(clients)
     try:
         stores = []
         for _ in range(clients):
             try:
                 connection, store = target.start(directory)
             except NotServed as refusal:
-                return ConcurrentResult(clients, not_applicable=f"openStore refused: {refusal}")
+                result.not_applicable = f"openStore refused: {refusal}"
+                return result
             except LedgerError as refusal:  # WIR-041: a store that cannot be shared says so
-                return ConcurrentResult(clients, not_applicable=(
-                    f"a second openStore on one location was refused: {refusal.kind}"))
+                result.not_applicable = (
+                    f"a second openStore on one location was refused: {refusal.kind}")
+                return result
             connections.append(connection)
             stores.append(store)
-        return run_clients(stores, steps, seed, bound, prefix)
+        result = run_clients(stores, steps, seed, bound, prefix)
+        return result
     finally:
         for connection in connections:
             connection.close()
+        result.cleanup_error = target.clean_up(directory)
         shutil.rmtree(directory, ignore_errors=True)

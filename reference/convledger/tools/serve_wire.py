@@ -17,9 +17,12 @@ persistent store kept at a location: with ``--store sqlite`` the file
 ``ledger.sqlite`` in the directory ``location`` (created empty when absent);
 with ``--opener MODULE:CALLABLE`` whatever that callable (a locator opener of
 ``convledger.handles``, taking one text) returns for ``location``. ``--store
-memory`` keeps nothing and refuses it with ``not_supported``. The PostgreSQL
-store has no ``--store postgres`` here yet: its seam is a row of
-:data:`LOCATION_OPENERS` (a location would name a schema).
+memory`` keeps nothing and refuses it with ``not_supported``. With ``--store
+postgres`` the directory names a persistent schema ``convledger_crash_<hex>``
+of the ``--dsn`` database (its file ``postgres-schema``, PGS-056), which K
+server processes on one location share. ``--drop-location DIR`` serves
+nothing: it drops what ``openStore DIR`` created and exits (PGS-057), the
+``--cleanup`` of a crash run.
 Diagnostics go to standard error only: standard output carries frames.
 """
 
@@ -31,12 +34,16 @@ import importlib
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convledger.memory import MemoryStore
 from convledger.store import Capability, LedgerStore
 from convledger.wire.server import CARRIED, LocationOpener, StoreMaker, WireServer
+
+if TYPE_CHECKING:
+    from convledger.postgres import PostgresStore
 
 EXIT_REFUSED = 2
 
@@ -65,17 +72,53 @@ def _wire_sqlite_class() -> type[LedgerStore]:
     return WireSqliteStore
 
 
-def wire_postgres_store_factory(dsn: str | None) -> StoreMaker:
-    """PGS-054: fresh PostgreSQL stores, each in its own schema, declaring only what is carried."""
+def _wire_postgres_class() -> type[PostgresStore]:
+    """A PostgreSQL store class that declares only what the protocol carries (not multi_process)."""
     from convledger.postgres import PostgresStore
-    from convledger.postgres.recycling import recycling_store_factory
 
     class WirePostgresStore(PostgresStore):
         """A PostgreSQL store that declares only what the protocol carries (not multi_process)."""
 
         declared = PostgresStore.declared & CARRIED
 
-    return recycling_store_factory(dsn, store_class=WirePostgresStore)
+    return WirePostgresStore
+
+
+def wire_postgres_store_factory(dsn: str | None) -> StoreMaker:
+    """PGS-054: fresh PostgreSQL stores, each in its own schema, declaring only what is carried."""
+    from convledger.postgres.recycling import recycling_store_factory
+
+    return recycling_store_factory(dsn, store_class=_wire_postgres_class())
+
+
+def open_postgres_location(dsn: str | None) -> LocationOpener:
+    """PGS-056: ``openStore`` on the schema a location names, declaring only what is carried."""
+    from convledger.postgres.factories import configured_dsn
+    from convledger.postgres.locations import open_location
+
+    database = dsn or configured_dsn()
+    store_class = _wire_postgres_class()
+
+    def open_store(location: str) -> LedgerStore:
+        store: LedgerStore = open_location(database, location, store_class)
+        return store
+
+    return open_store
+
+
+def drop_postgres_location(dsn: str | None, location: str) -> None:
+    """PGS-057: drop the schema ``location`` names (nothing when it names none)."""
+    from convledger.postgres.factories import configured_dsn
+    from convledger.postgres.locations import drop_location
+
+    drop_location(dsn or configured_dsn(), location)
+
+
+def drop_sqlite_location(dsn: str | None, location: str) -> None:
+    """WIR-040: remove the database file of ``location`` and its journals."""
+    del dsn
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        (Path(location) / f"ledger.sqlite{suffix}").unlink(missing_ok=True)
 
 
 def wire_sqlite_store_factory() -> StoreMaker:
@@ -109,8 +152,18 @@ def open_sqlite_location(location: str) -> LedgerStore:
     return store
 
 
-LOCATION_OPENERS: dict[str, LocationOpener] = {"sqlite": open_sqlite_location}
-"""WIR-040: the persistent stores ``openStore`` opens, by ``--store``; memory keeps nothing."""
+LOCATION_OPENERS: dict[str, Callable[[str | None], LocationOpener]] = {
+    "sqlite": lambda dsn: open_sqlite_location,
+    "postgres": open_postgres_location,
+}
+"""WIR-040: the persistent stores ``openStore`` opens, by ``--store`` (given ``--dsn``);
+memory keeps nothing."""
+
+LOCATION_DROPPERS: dict[str, Callable[[str | None, str], None]] = {
+    "sqlite": drop_sqlite_location,
+    "postgres": drop_postgres_location,
+}
+"""PGS-057: ``--drop-location``, by ``--store`` (given ``--dsn`` and the location)."""
 
 
 def _named_opener(text: str) -> LocationOpener:
@@ -151,6 +204,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="serve the stores of this zero-argument Python callable instead")
     parser.add_argument("--opener", metavar="MODULE:CALLABLE",
                         help="openStore {location} calls this one-argument Python callable")
+    parser.add_argument("--drop-location", metavar="DIR",
+                        help="serve nothing: drop the store openStore DIR created, then exit"
+                             " (PGS-057; the --cleanup of a crash run)")
     parser.set_defaults(run=run)
 
 
@@ -186,6 +242,21 @@ def maker_for(args: argparse.Namespace) -> StoreMaker:
     return make_on_file
 
 
+def drop(args: argparse.Namespace) -> int:
+    """PGS-057: drop what ``openStore`` created at ``--drop-location``; exit 0, or 2 refused."""
+    dropper = LOCATION_DROPPERS.get(args.store)
+    if dropper is None or args.opener or args.factory:
+        print(f"serve-wire: --drop-location needs --store {' or '.join(LOCATION_DROPPERS)}",
+              file=sys.stderr)
+        return EXIT_REFUSED
+    try:
+        dropper(args.dsn, args.drop_location)
+    except Exception as error:  # a refusal or a driver failure: say so, exit non-zero
+        print(f"serve-wire: --drop-location {args.drop_location}: {error}", file=sys.stderr)
+        return EXIT_REFUSED
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until standard input ends; exit 0, or 2 when framing was lost or options are bad."""
     if args.db is not None and args.store != "sqlite":
@@ -194,10 +265,14 @@ def run(args: argparse.Namespace) -> int:
     if args.dsn is not None and args.store != "postgres":
         print("serve-wire: --dsn needs --store postgres", file=sys.stderr)
         return EXIT_REFUSED
+    if args.drop_location is not None:
+        return drop(args)
     try:
         maker = maker_for(args)
+        openers = LOCATION_OPENERS.get(args.store)
         opener = (
-            _named_opener(args.opener) if args.opener else LOCATION_OPENERS.get(args.store)
+            _named_opener(args.opener) if args.opener
+            else openers(args.dsn) if openers is not None else None
         )
     except Exception as error:  # a user's factory may fail to import in any way
         print(f"serve-wire: cannot load the store: {error}", file=sys.stderr)
