@@ -18,6 +18,7 @@ from typing import Any
 from convledger.capabilities import Capability
 from convledger_conformance.durability.crash import Target, crash_run, run_clients
 from convledger_conformance.durability.crash import concurrent_run as concurrent_processes
+from convledger_conformance.durability.handoff import hand_off_calls
 from convledger_conformance.registry import CheckContext, CheckFailure, check, expect
 
 ROUNDS = {"smoke": 2, "ci": 3, "thorough": 12}
@@ -74,8 +75,9 @@ def concurrent_histories_are_linearizable(context: CheckContext) -> None:
         if result.failures:
             first = result.failures[0]
             raise CheckFailure((first.rule,), f"{name}: {first.message}")
-        expect(len(result.calls) == CLIENTS * steps, "DUR-012",
-               f"{name}: {len(result.calls)} of {CLIENTS * steps} calls completed")
+        wanted = CLIENTS * steps + hand_off_calls(CLIENTS)
+        expect(len(result.calls) == wanted, "DUR-012",
+               f"{name}: {len(result.calls)} of {wanted} calls completed")
         too_long = [v.conversation for v in result.verdicts if v.status == "too_long"]
         expect(not too_long, ("DUR-010", "DUR-013"),
                f"{name}: not checked: too long ({too_long}); a smaller --steps checks them")

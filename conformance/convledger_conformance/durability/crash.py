@@ -48,6 +48,7 @@ import attrs
 
 from convledger.errors import ConflictError, LedgerError
 from convledger.interface import EveryOperation
+from convledger_conformance.durability.handoff import hand_off
 from convledger_conformance.durability.history import DEFAULT_BOUND, Call, Verdict, check_history
 from convledger_conformance.durability.verify import Violation, read_all, verify
 from convledger_conformance.durability.workload import Ledger, Workload, state_draft
@@ -339,8 +340,7 @@ def run_clients(stores: Sequence[EveryOperation], steps: int, seed: int,
                 bound: int = DEFAULT_BOUND, prefix: str = "") -> ConcurrentResult:
     """Run one client per store at once on new conversations, then check history and ledgers.
 
-    The conversations (``prefix`` + :data:`CONCURRENT_CONVERSATIONS`) must be new: the
-    model starts from empty ledgers.
+    The conversations (``prefix`` + :data:`CONCURRENT_CONVERSATIONS`) must be new.
     """
     conversations = tuple(prefix + name for name in CONCURRENT_CONVERSATIONS)
     result = ConcurrentResult(clients=len(stores))
@@ -357,6 +357,8 @@ def run_clients(stores: Sequence[EveryOperation], steps: int, seed: int,
         thread.start()
     for thread in threads:
         thread.join(timeout=600)
+    if not result.failures:  # then every client sees every other's append (handoff.py)
+        hand_off(stores, conversations[0], result.calls)
     _check_ledgers(stores[0], result, conversations)
     began = time.monotonic()
     result.verdicts = check_history(result.calls, bound)
