@@ -11,8 +11,11 @@ empty schema and leaves none behind (PGS-054); ``inspect``, ``export`` and
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import sys
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +36,7 @@ from convledger.postgres import (  # noqa: E402
     recycling,
     schema_store_factory,
 )
+from convledger.postgres import search as search_words  # noqa: E402
 from convledger.postgres.driver import application_name  # noqa: E402
 from convledger_conformance.wire.client import WireStoreFactory  # noqa: E402
 
@@ -71,6 +75,45 @@ def test_words_fold_case_and_marks_and_long_words_match(store: PostgresStore) ->
     assert not store.search("c", "w" * 299)
     hit = store.search("c", "cafe")[0]
     assert "Café" in hit.snippet and hit.occurred_at == "2024-05-01T12:00:00Z"
+
+
+def _folded_by_the_rule(word: str) -> str:
+    """PGS-063 as the chapter words it, with no fast path."""
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    folded = "".join(c for c in decomposed if not unicodedata.combining(c)) or word.lower()
+    if len(folded.encode("utf-8")) > 200:
+        return "h:" + hashlib.sha256(folded.encode("utf-8")).hexdigest()
+    return folded
+
+
+def _string_values(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _string_values(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _string_values(item)]
+    return []
+
+
+def test_a_batch_stores_each_events_words_in_one_statement(store: PostgresStore) -> None:
+    """PGS-062, PGS-063: one batch, words shared between events, ASCII and not, long and short."""
+    texts = ["Alpha beta ALPHA", "beta Ĉapo \ufdfa ﬁne", "x" * 201 + " alpha", "Ǆemal 42 beta"]
+    drafts = [draft(f"e{i}", value=text) for i, text in enumerate(texts)]
+    store.append("c", drafts)
+    with psycopg.connect(store.settings.dsn) as connection:
+        found = dict(connection.execute(
+            psycopg.sql.SQL("SELECT seq, tsvector_to_array(words) FROM {}.search_words"
+                            " ORDER BY seq").format(psycopg.sql.Identifier(store.schema))
+        ).fetchall())
+    scope = search_words.scope_lexeme("c")
+    for seq, (made, text) in enumerate(zip(drafts, texts, strict=True), start=1):
+        strings = " ".join(_string_values(made.payload))
+        assert text in strings
+        expected = {_folded_by_the_rule(word) for word in re.findall(r"[^\W_]+", strings)}
+        assert sorted(found[seq]) == sorted(expected | {scope}), text
+    assert seqs(store.search("c", "beta")) == [("c", 4), ("c", 2), ("c", 1)]
+    assert seqs(store.search("c", "capo fine")) == [("c", 2)]
 
 
 def test_conversations_are_apart_and_purge_takes_the_words(store: PostgresStore) -> None:

@@ -117,7 +117,7 @@ class MemoryStore(
                     requirement="LED-003",
                     identity=draft.event_id,
                 )
-        refuse_live_spill_events(self._spills.get(conversation_id, {}), drafts)
+        refuse_live_spill_events(self._spills.get(conversation_id, {}).__contains__, drafts)
         # LED-002: seqs are head+1.., in the order of the drafts.
         return tuple(
             Envelope.from_draft(draft, conversation_id, head + offset)

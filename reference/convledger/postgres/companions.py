@@ -17,20 +17,20 @@ from typing import TYPE_CHECKING, Any, cast
 from convledger import canonical, codec
 from convledger.archive import Archive
 from convledger.canonical import JsonValue
-from convledger.envelope import Envelope, EventDraft
-from convledger.errors import ConflictError, DuplicateError, IntegrityError, InvalidInputError
+from convledger.envelope import EventDraft
+from convledger.errors import ConflictError, DuplicateError, IntegrityError
 from convledger.kinds import KindRegistry
 from convledger.postgres import rows
 from convledger.postgres.rows import key, text_of
 from convledger.projections.companion import COMPANION as PROJECTIONS
 from convledger.projections.companion import parse_checkpoints
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
-from convledger.projections.fold import advance
-from convledger.projections.operations import should_store
+from convledger.projections.operations import catch_up_rows
 from convledger.spills.companion import COMPANION as SPILLS
 from convledger.spills.companion import parse_spills
-from convledger.spills.objects import CREATED, DELETED, SpillMetadata
+from convledger.spills.objects import SpillMetadata
 from convledger.spills.operations import not_live
+from convledger.spills.operations import refuse_live_spill_events as refuse_spill_events
 
 if TYPE_CHECKING:
     from convledger.postgres.driver import Connection
@@ -111,18 +111,16 @@ def catch_up(
     probe: FaultProbe,
 ) -> Checkpoint:
     """PGS-061, PRJ-011 .. PRJ-013: read, fold and write inside this write transaction."""
-    stored = load_checkpoint(connection, conversation_id, definition.name)
-    head = rows.head_of(connection, conversation_id)
-
-    def read(from_seq: int, limit: int) -> Sequence[Envelope]:
-        return rows.read_window(connection, conversation_id, from_seq, rows.MAX_SEQ, limit)
-
-    result = advance(definition, registry, stored, read, head, max_events)
-    if not should_store(stored, result):
-        return result if stored is None else stored
-    write_checkpoint(connection, conversation_id, stored, result, updated_at)
-    probe("checkpoint")
-    return result
+    return catch_up_rows(
+        definition, registry, max_events,
+        load=lambda name: load_checkpoint(connection, conversation_id, name),
+        head=lambda: rows.head_of(connection, conversation_id),
+        read=lambda from_seq, limit: rows.read_window(connection, conversation_id, from_seq,
+                                                      rows.MAX_SEQ, limit),
+        write=lambda stored, result: write_checkpoint(connection, conversation_id, stored,
+                                                      result, updated_at),
+        probe=probe,
+    )
 
 
 def write_checkpoint(
@@ -233,19 +231,8 @@ def delete_spill(connection: Connection, conversation_id: str, reference: str) -
 def refuse_live_spill_events(
     connection: Connection, conversation_id: str, drafts: Sequence[EventDraft]
 ) -> None:
-    """SPL-008: an append may not name a live object in a ``spill/*`` event."""
-    for draft in drafts:
-        payload = draft.payload
-        if draft.kind not in (CREATED, DELETED) or not isinstance(payload, dict):
-            continue
-        reference = payload.get("reference")
-        if isinstance(reference, str) and is_live(connection, conversation_id, reference):
-            raise InvalidInputError(
-                f"{draft.kind} of live spill {reference!r} is written by put_spill and "
-                "delete_spill only",
-                requirement="SPL-008",
-                field="kind",
-            )
+    """SPL-008 (``spills.operations``), asking this conversation's rows of ``spills``."""
+    refuse_spill_events(lambda reference: is_live(connection, conversation_id, reference), drafts)
 
 
 def import_companions(connection: Connection, archive: Archive, now: str) -> None:

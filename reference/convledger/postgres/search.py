@@ -55,9 +55,11 @@ _WORD = re.compile(r"[^\W_]+")
 
 INSERT_WORDS = (
     "INSERT INTO search_words (conversation_id, seq, words)"
-    " VALUES (%s, %s, array_to_tsvector(%s::text[]))"
+    " SELECT %s::bytea, seq, array_to_tsvector(array_agg(lexeme))"
+    " FROM unnest(%b::bigint[], %b::text[]) AS word(seq, lexeme) GROUP BY seq"
 )
-"""PGS-062: the lexemes of one event, written in the transaction that writes the event."""
+"""PGS-062: the lexemes of a write's events, in one statement of the transaction that writes
+them: one array of seqs and one of lexemes, a pair per lexeme, grouped into one row per seq."""
 
 HIT_SEQS = (
     "WITH matched AS MATERIALIZED ("
@@ -93,6 +95,8 @@ SEARCH_READS = {
 
 def fold(word: str) -> str:
     """PGS-063: a word as indexed: lower case, combining marks removed, digest when long."""
+    if word.isascii() and len(word) <= LONG_WORD:
+        return word.lower()  # NFKD leaves ASCII as it is, and it has no combining marks
     decomposed = unicodedata.normalize("NFKD", word.lower())
     folded = "".join(c for c in decomposed if not unicodedata.combining(c)) or word.lower()
     if len(folded.encode("utf-8")) > LONG_WORD:
@@ -124,16 +128,21 @@ def text_words(payload: JsonValue) -> list[str]:
 
 def lexemes(envelope: Envelope) -> list[str]:
     """PGS-062: the distinct folded words of the event's text and its conversation's lexeme."""
-    found = {fold(word) for word in text_words(envelope.payload)}
+    # one scan of the text: words never span the separator, and each distinct word folds once
+    found = {fold(word) for word in set(_WORD.findall(" ".join(_strings(envelope.payload))))}
     return sorted(found | {scope_lexeme(envelope.conversation_id)})
 
 
 def insert_words(connection: Connection, envelopes: Iterable[Envelope]) -> None:
     """PGS-062: one row of ``search_words`` per event, in the caller's transaction."""
-    rows = [(key(e.conversation_id), e.seq, lexemes(e)) for e in envelopes]
-    if rows:
-        with connection.cursor() as cursor:
-            cursor.executemany(INSERT_WORDS, rows)
+    by_conversation: dict[str, tuple[list[int], list[str]]] = {}
+    for envelope in envelopes:
+        seqs, found = by_conversation.setdefault(envelope.conversation_id, ([], []))
+        words = lexemes(envelope)
+        seqs.extend([envelope.seq] * len(words))
+        found.extend(words)
+    for conversation_id, (seqs, found) in by_conversation.items():
+        connection.execute(INSERT_WORDS, (key(conversation_id), seqs, found))
 
 
 def _quoted(lexeme: str) -> str:

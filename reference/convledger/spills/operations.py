@@ -9,7 +9,7 @@ object that is not live (:func:`not_live`), and the append rules that keep
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from convledger import canonical
 from convledger.canonical import JsonValue
@@ -20,7 +20,7 @@ from convledger.errors import (
     NotFoundError,
     UnauthorizedError,
 )
-from convledger.spills.objects import Authorize, SpillMetadata
+from convledger.spills.objects import CREATED, DELETED, Authorize
 
 SPILL_SCHEMA_VERSION = 1
 
@@ -51,20 +51,21 @@ def not_live(conversation_id: str, reference: str) -> NotFoundError:
     )
 
 
-def refuse_live_spill_events(
-    live: dict[str, tuple[SpillMetadata, bytes]], drafts: Sequence[EventDraft]
-) -> None:
-    """SPL-008: an append may not name a live object in a ``spill/*`` event."""
+def refuse_live_spill_events(is_live: Callable[[str], bool], drafts: Sequence[EventDraft]) -> None:
+    """SPL-008: an append may not name a live object in a ``spill/*`` event.
+
+    ``is_live`` answers whether a reference names a live object of the
+    conversation appended to: every store asks its own rows.
+    """
     for draft in drafts:
         payload = draft.payload
-        if (
-            draft.kind in ("spill/created", "spill/deleted")
-            and isinstance(payload, dict)
-            and payload.get("reference") in live
-        ):
+        if draft.kind not in (CREATED, DELETED) or not isinstance(payload, dict):
+            continue
+        reference = payload.get("reference")
+        if isinstance(reference, str) and is_live(reference):
             raise InvalidInputError(
-                f"{draft.kind} of live spill {payload.get('reference')!r} is written "
-                "by put_spill and delete_spill only",
+                f"{draft.kind} of live spill {reference!r} is written by put_spill and "
+                "delete_spill only",
                 requirement="SPL-008",
                 field="kind",
             )

@@ -16,15 +16,15 @@ from typing import cast
 
 from convledger import canonical, codec
 from convledger.canonical import JsonValue
-from convledger.envelope import Envelope, EventDraft
-from convledger.errors import ConflictError, DuplicateError, IntegrityError, InvalidInputError
+from convledger.envelope import EventDraft
+from convledger.errors import ConflictError, DuplicateError, IntegrityError
 from convledger.host.rows import ChildLink, FactRow, ScheduleRow
 from convledger.kinds import KindRegistry
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
-from convledger.projections.fold import advance
-from convledger.projections.operations import should_store
-from convledger.spills.objects import CREATED, DELETED, SpillMetadata
+from convledger.projections.operations import catch_up_rows
+from convledger.spills.objects import SpillMetadata
 from convledger.spills.operations import not_live
+from convledger.spills.operations import refuse_live_spill_events as refuse_spill_events
 from convledger.sqlite import rows
 
 FaultProbe = Callable[[str], None]
@@ -95,18 +95,16 @@ def catch_up(
     probe: FaultProbe,
 ) -> Checkpoint:
     """SQL-060, PRJ-011 .. PRJ-013: read, fold and write inside this write transaction."""
-    stored = load_checkpoint(connection, conversation_id, definition.name)
-    head = rows.head_of(connection, conversation_id)
-
-    def read(from_seq: int, limit: int) -> Sequence[Envelope]:
-        return rows.read_window(connection, conversation_id, from_seq, rows.MAX_SEQ, limit)
-
-    result = advance(definition, registry, stored, read, head, max_events)
-    if not should_store(stored, result):
-        return result if stored is None else stored
-    write_checkpoint(connection, conversation_id, stored, result, updated_at)
-    probe("checkpoint")
-    return result
+    return catch_up_rows(
+        definition, registry, max_events,
+        load=lambda name: load_checkpoint(connection, conversation_id, name),
+        head=lambda: rows.head_of(connection, conversation_id),
+        read=lambda from_seq, limit: rows.read_window(connection, conversation_id, from_seq,
+                                                      rows.MAX_SEQ, limit),
+        write=lambda stored, result: write_checkpoint(connection, conversation_id, stored,
+                                                      result, updated_at),
+        probe=probe,
+    )
 
 
 def write_checkpoint(
@@ -238,21 +236,12 @@ def delete_spill(
 def refuse_live_spill_events(
     connection: sqlite3.Connection, conversation_id: str, drafts: Sequence[EventDraft]
 ) -> None:
-    """SPL-008: an append may not name a live object in a ``spill/*`` event."""
-    for draft in drafts:
-        payload = draft.payload
-        if draft.kind not in (CREATED, DELETED) or not isinstance(payload, dict):
-            continue
-        reference = payload.get("reference")
-        if isinstance(reference, str) and connection.execute(
-            SPILL_EXISTS, (conversation_id, reference)
-        ).fetchone() is not None:
-            raise InvalidInputError(
-                f"{draft.kind} of live spill {reference!r} is written by put_spill and "
-                "delete_spill only",
-                requirement="SPL-008",
-                field="kind",
-            )
+    """SPL-008 (``spills.operations``), asking this conversation's rows of ``spills``."""
+    refuse_spill_events(
+        lambda reference: connection.execute(
+            SPILL_EXISTS, (conversation_id, reference)).fetchone() is not None,
+        drafts,
+    )
 
 
 def _json(text: object, where: str) -> JsonValue:
