@@ -1,0 +1,39 @@
+"""Drop the fresh-store schemas (``convledger_test_%``) that no live session uses.
+
+A store made by ``convledger.postgres:new_schema_store`` drops its schema when
+it closes or when its process exits (PGS-051); a process killed with SIGKILL
+(the crash and fault checks kill servers on purpose) never runs that exit
+hook. `.ci/run` calls this when it ends, so that a run leaves the machine's
+PostgreSQL as it found it, and prints what it dropped. A schema whose name a
+live session carries as its ``application_name`` (``convledger:<schema>``) is
+kept. Usage: ``python scripts/pg_drop_leftovers.py [DSN]``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import psycopg
+from psycopg import sql
+
+DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def main(argv: list[str]) -> int:
+    dsn = argv[0] if argv else os.environ.get("CONVLEDGER_PG_DSN", DEFAULT_DSN)
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as connection:
+        names = [row[0] for row in connection.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'convledger\\_test\\_%'"
+            " AND NOT EXISTS (SELECT 1 FROM pg_stat_activity"
+            " WHERE application_name = 'convledger:' || nspname) ORDER BY 1")]
+        for name in names:
+            connection.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                sql.Identifier(name)))
+    print(f"PostgreSQL: dropped {len(names)} fresh-store schema(s) no session used"
+          f"{' left behind' if names else ''}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
