@@ -166,15 +166,20 @@ LOCATION_DROPPERS: dict[str, Callable[[str | None, str], None]] = {
 """PGS-057: ``--drop-location``, by ``--store`` (given ``--dsn`` and the location)."""
 
 
-def _named_opener(text: str) -> LocationOpener:
-    """The callable ``MODULE:CALLABLE`` names, as a location opener (WIR-040)."""
+def _named_callable(text: str) -> Callable[..., Any]:
+    """The callable ``MODULE:CALLABLE`` names (``--factory``, ``--opener``)."""
     module_name, _, attribute = text.partition(":")
     target: object = importlib.import_module(module_name)
     for part in attribute.split("."):
         target = getattr(target, part)
     if not callable(target):
         raise TypeError(f"{text} is not callable")
-    opener = target
+    return target
+
+
+def _named_opener(text: str) -> LocationOpener:
+    """The callable ``MODULE:CALLABLE`` names, as a location opener (WIR-040)."""
+    opener = _named_callable(text)
 
     def open_location(location: str) -> LedgerStore:
         store: LedgerStore = opener(location)
@@ -213,13 +218,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def maker_for(args: argparse.Namespace) -> StoreMaker:
     """The store maker the options name."""
     if args.factory:
-        module_name, _, attribute = args.factory.partition(":")
-        target: object = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            target = getattr(target, part)
-        if not callable(target):
-            raise TypeError(f"{args.factory} is not callable")
-        factory = target
+        factory = _named_callable(args.factory)
 
         def make_any() -> LedgerStore:
             store: LedgerStore = factory()
