@@ -52,4 +52,8 @@ def test_own_store_example_passes_the_ledger_core(
     report = run_suite(make_store, profile="smoke", derandomize=True)  # type: ignore[arg-type]
     statuses = {row.id: row.status for row in report.requirements}
     assert "failed" not in statuses.values() and "not_run" not in statuses.values()
-    assert sum(status == "passed" for status in statuses.values()) >= 100
+    passed = sum(status == "passed" for status in statuses.values())
+    assert passed >= 100
+    stated = re.search(r"passes all (\d+) requirements of the ledger core",
+                       README.read_text("utf-8"))
+    assert stated is not None and int(stated.group(1)) == passed, "the README states the count"
