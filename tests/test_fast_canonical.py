@@ -250,7 +250,7 @@ def test_the_part_writer_alone_writes_every_json_value(value: object) -> None:
     not handed whole to the clear encoder (a private function, tested because
     that is the speed the export depends on).
     """
-    assert fast._write(value).encode("utf-8") == canonical.encode(value)
+    assert fast._write(value, fast._UNLIMITED).encode("utf-8") == canonical.encode(value)
 
 
 @properties

@@ -6,7 +6,9 @@ before it looks at its data: the conversation id (ENV-005), the batch size
 KND-003), eventIds repeated inside the batch (LED-003) and the shape of
 ``expected_head`` (LED-005). Every append path of every reference store calls
 it, so they cannot disagree. It also detaches the payloads from the caller's
-objects (ENV-009, LED-014).
+objects (ENV-009, LED-014) and returns each draft as a :class:`DetachedDraft`
+carrying the canonical text of its payload, encoded once: the text the size
+limit measured (LIM-004) is the text a store writes (SQL-005).
 
 :func:`check_count` is the integer-argument check that appends and reads share
 (LED-005, LED-010). The store interface is in :mod:`convledger.store`.
@@ -19,7 +21,14 @@ from collections.abc import Sequence
 import attrs
 
 from convledger import codec, limits
-from convledger.envelope import EventDraft, check_identifier, validate_draft_fields
+from convledger.canonical import NestingTooDeep
+from convledger.envelope import (
+    Envelope,
+    EventDraft,
+    check_identifier,
+    copied,
+    validate_draft_fields,
+)
 from convledger.errors import CanonicalJsonError, DuplicateError, InvalidInputError
 from convledger.kinds import KindRegistry
 from convledger.runtime.state import RUNTIME_KINDS
@@ -44,7 +53,7 @@ def validated_batch(
     # _detached encodes each payload once; that encoding is also its ENV-009 check.
     batch = tuple(_detached(validate_draft_fields(draft)) for draft in _as_batch(drafts))
     for draft in batch:
-        registry.check_payload(draft.kind, draft.schema_version, draft.payload)
+        registry.check_appended_payload(draft.kind, draft.schema_version, draft.payload)
         _refuse_runtime_kind(draft)
     if expected_head is not None:
         # LIM-007: no head exceeds 2**53 - 1 (ENV-006), so a larger expected head is refused
@@ -77,7 +86,57 @@ def _as_batch(drafts: object) -> tuple[EventDraft, ...]:
     return tuple(drafts)
 
 
-def _detached(draft: EventDraft) -> EventDraft:
+@attrs.frozen
+class DetachedDraft(EventDraft):
+    """A draft :func:`validated_batch` checked: its payload is decoded from ``canonical_payload``.
+
+    ``canonical_payload`` is the canonical JSON text of the payload (CAN-001),
+    the one encoding of the append: a store writes it as it is (SQL-005) instead
+    of encoding the payload again. The payload object is the store's own: no
+    caller holds it (LED-014). ``canonical_payload`` takes no part in equality.
+    """
+
+    canonical_payload: str = attrs.field(default="", eq=False, repr=False, kw_only=True)
+
+
+def detached_payloads(drafts: Sequence[EventDraft]) -> tuple[str, ...] | None:
+    """The canonical payload texts of drafts that all came from :func:`validated_batch`, or None.
+
+    None when any did not (a transition's event, checked by its own module):
+    the store then encodes those payloads itself and copies them (LED-014).
+    """
+    if all(type(draft) is DetachedDraft for draft in drafts):
+        return tuple(draft.canonical_payload for draft in drafts)  # type: ignore[attr-defined]
+    return None
+
+
+def handed_out(placed: Sequence[Envelope], drafts: Sequence[EventDraft]) -> tuple[Envelope, ...]:
+    """Copies of the envelopes a store keeps, for the caller of an append (LED-014).
+
+    For drafts from :func:`validated_batch`, each payload is decoded again from
+    the text the append encoded (the decoder behind the seam copies a payload
+    faster than :func:`~convledger.envelope.copied` walks it); otherwise
+    :func:`~convledger.envelope.copied`.
+    """
+    payloads = detached_payloads(drafts)
+    if payloads is None:
+        return tuple(copied(envelope) for envelope in placed)
+    return tuple(
+        Envelope(
+            envelope.schema_version,
+            envelope.event_id,
+            envelope.conversation_id,
+            envelope.seq,
+            envelope.kind,
+            envelope.occurred_at,
+            codec.decode_stored(payload),
+            envelope.ignorable,
+        )
+        for envelope, payload in zip(placed, payloads, strict=True)
+    )
+
+
+def _detached(draft: EventDraft) -> DetachedDraft:
     """The draft with its payload read back from its canonical bytes (ENV-009, LED-014).
 
     The copy shares no object with the caller, so later mutations cannot reach
@@ -86,20 +145,43 @@ def _detached(draft: EventDraft) -> EventDraft:
     schema then judges exactly the value a later read returns (a tuple or a
     read-only mapping is a JSON array or object too), and a payload this
     implementation could not decode again is refused before it is stored.
+
+    One walk of the payload: the encoder checks the depth limit (LIM-005) as
+    it writes. The refusals keep their order: a payload both too deep and not
+    JSON is refused for its depth (the depth is checked on that error path).
     """
-    limits.check_depth(draft.payload, "payload")  # LIM-005, before any encoder walks it
+    try:
+        encoded = codec.encode_payload(draft.payload)
+    except NestingTooDeep:
+        raise limits.too_deep("payload") from None  # LIM-005
+    except CanonicalJsonError as error:
+        limits.check_depth(draft.payload, "payload")  # LIM-005 comes first (ERR-010)
+        raise _not_canonical(error) from error
+    limits.check_size(encoded, "payload")  # LIM-004
+    text = encoded.decode("utf-8")
     try:
         # codec.decode_stored reads canonical text exactly as canonical.decode does (the
         # fast one is proven in tests/test_fast_decode.py), and the encoder just wrote it.
-        encoded = limits.check_size(codec.encode(draft.payload), "payload")  # LIM-004
-        payload = codec.decode_stored(encoded.decode("utf-8"))
+        payload = codec.decode_stored(text)
     except CanonicalJsonError as error:
-        raise InvalidInputError(
-            f"payload is not canonical JSON or cannot be read back: {error.message}",
-            requirement="ENV-009",
-            field="payload",
-        ) from error
-    return attrs.evolve(draft, payload=payload)
+        raise _not_canonical(error) from error
+    return DetachedDraft(
+        draft.event_id,
+        draft.kind,
+        draft.occurred_at,
+        payload,
+        draft.schema_version,
+        draft.ignorable,
+        canonical_payload=text,
+    )
+
+
+def _not_canonical(error: CanonicalJsonError) -> InvalidInputError:
+    return InvalidInputError(
+        f"payload is not canonical JSON or cannot be read back: {error.message}",
+        requirement="ENV-009",
+        field="payload",
+    )
 
 
 def _refuse_repeated_ids(batch: tuple[EventDraft, ...]) -> None:

@@ -45,16 +45,30 @@ _SHORT_ESCAPES = {
 }
 
 
-def encode(value: object) -> bytes:
+class NestingTooDeep(Exception):
+    """:func:`encode` with ``max_depth`` met a container nested deeper than that.
+
+    Not a :class:`CanonicalJsonError`: the value may well be canonical JSON; it
+    is the caller's limit (LIM-005) that refuses it, with the caller's error.
+    """
+
+
+def encode(value: object, *, max_depth: int | None = None) -> bytes:
     """Return the canonical JSON bytes of ``value`` (CAN-001 .. CAN-009).
 
     Raises :class:`CanonicalJsonError` for anything outside the data model,
-    including a structure that contains itself (CAN-006).
+    including a structure that contains itself (CAN-006). With ``max_depth``,
+    raises :class:`NestingTooDeep` on reaching an array or object nested deeper
+    than ``max_depth`` levels (the outermost one is level 1), so a payload's
+    depth limit (LIM-005) costs no walk of its own. Which of the two a value
+    that breaks both raises depends on which the walk reaches first.
 
     The writer keeps a work list instead of recursing, so any nesting depth the
     decoder accepted encodes again (CAN-009) and no ``RecursionError`` escapes.
     The list holds values still to write and :class:`_Literal` markers (commas,
     member names, closing brackets), and is processed last in, first out.
+    The containers open at any moment are exactly those around the value being
+    written, so their count is its depth.
     """
     out: list[str] = []
     todo: list[object] = [value]
@@ -72,6 +86,8 @@ def encode(value: object) -> bytes:
                     requirement="CAN-006",
                     reason="unsupported_type",
                 )
+            if max_depth is not None and len(open_containers) >= max_depth:
+                raise NestingTooDeep(f"arrays and objects nest deeper than {max_depth} levels")
             open_containers.add(id(item))
             parts = _object_parts(item) if isinstance(item, Mapping) else _array_parts(item)
             todo.extend(reversed(parts))

@@ -24,6 +24,13 @@ function               clear implementation (the definition)  fast implementatio
                        ``encode_archive(archive_of(cid,       encode_stored`, ``tests/test_fast_
                        [envelope_of(row) ...], companions))`` archive.py``; on rows a store wrote
                        (ARC-001, ARC-004, SQL-005)
+:func:`encode_payload` ``canonical.encode(value,              :func:`convledger.fast.canonical.
+                       max_depth=MAX_DEPTH)`` (CAN-001,       encode` with the same ``max_depth``,
+                       LIM-005)                               ``tests/test_fast_canonical.py``
+:func:`compile_schema` None for every schema: the registry's  :func:`convledger.fast.validate.
+                       ``jsonschema`` validator judges each   compile_accepts`, ``tests/test_
+                       payload (KND-003)                      fast_validate.py``; it only
+                                                              accepts, the clear code refuses
 =====================  =====================================  =================================
 
 Choosing the implementation: the environment variable ``CONVLEDGER_CODEC``,
@@ -51,6 +58,7 @@ from typing import Final, Literal, cast
 
 from convledger import canonical
 from convledger.canonical import JsonValue
+from convledger.limits import MAX_DEPTH
 
 StoredRow = tuple[str, int, str, str, int, str, str, int]
 """One stored ``events`` row: (conversation_id, seq, event_id, kind, schema_version,
@@ -91,17 +99,51 @@ on the clear code: the caller then decodes every row into its envelope and encod
 archive of those (``encode_archive(archive_of(cid, [envelope_of(row) ...], companions))``),
 which lives with the caller because this module may import nothing above canonical JSON."""
 
+encode_payload: Callable[[object], bytes]
+"""The canonical JSON bytes of a payload (CAN-001), refusing nesting deeper than LIM-005 allows
+in the same walk: ``CanonicalJsonError`` with reason ``too_deep`` (see
+:func:`convledger.canonical.encode`)."""
+
+compile_schema: Callable[[Mapping[str, object]], Callable[[object], bool] | None]
+"""For a payload schema, a predicate that answers True only for payloads the schema accepts,
+or None; a False answer decides nothing (KND-003, :func:`convledger.batch.validated_batch`)."""
+
+
+def _clear_encode_payload(value: object) -> bytes:
+    """CAN-001 and LIM-005 in one walk of the clear encoder."""
+    return canonical.encode(value, max_depth=MAX_DEPTH)
+
+
+def _no_compiled_schema(schema: Mapping[str, object]) -> None:
+    """The clear code compiles nothing: the registry's validator judges every payload."""
+    return None
+
+
 if CHOSEN == "fast":
     from convledger.fast import archive as _fast_archive
     from convledger.fast import canonical as _fast_canonical
     from convledger.fast import decode as _fast_decode
+    from convledger.fast import validate as _fast_validate
 
     encode = _fast_canonical.encode
     decode_stored = _fast_decode.decode_stored
     encode_stored = _fast_archive.encode_stored
+    encode_payload = _fast_canonical.encode_payload
+    compile_schema = _fast_validate.compile_accepts
 else:
     encode = canonical.encode
     decode_stored = _clear_decode_stored
     encode_stored = None
+    encode_payload = _clear_encode_payload
+    compile_schema = _no_compiled_schema
 
-__all__ = ["CHOSEN", "ENVIRONMENT", "StoredRow", "decode_stored", "encode", "encode_stored"]
+__all__ = [
+    "CHOSEN",
+    "ENVIRONMENT",
+    "StoredRow",
+    "compile_schema",
+    "decode_stored",
+    "encode",
+    "encode_payload",
+    "encode_stored",
+]

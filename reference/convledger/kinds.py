@@ -14,12 +14,13 @@ envelope is ignorable and arrived by import (KND-004, RPL-002).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 
 import attrs
 import jsonschema
 
+from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.errors import InvalidInputError
 
@@ -45,6 +46,10 @@ class KindRegistry:
     _validators: Mapping[KindKey, jsonschema.protocols.Validator] = attrs.field(
         eq=False, repr=False
     )
+    _compiled: dict[KindKey, Callable[[object], bool] | None] = attrs.field(
+        factory=dict, init=False, eq=False, repr=False
+    )
+    """Per pair, :func:`convledger.codec.compile_schema` of its schema, compiled on first use."""
 
     @classmethod
     def of(cls, specs: Iterable[KindSpec]) -> KindRegistry:
@@ -85,6 +90,27 @@ class KindRegistry:
                 requirement="KND-003",
                 field="payload",
             )
+
+
+    def check_appended_payload(self, kind: str, schema_version: int, payload: JsonValue) -> None:
+        """:meth:`check_payload` on the append path, through the codec seam (KND-002, KND-003).
+
+        A payload the pair's compiled validator (:data:`convledger.codec.compile_schema`)
+        accepts is accepted; every other payload, and every payload of a pair without
+        one, is judged by :meth:`check_payload`, the definition, which accepts it or
+        raises its own error. So the refusals are always the definition's
+        (``tests/test_fast_validate.py`` proves the compiled validators never accept
+        more). The conformance suite calls :meth:`check_payload` only.
+        """
+        key = (kind, schema_version)
+        try:
+            accepts = self._compiled[key]
+        except KeyError:
+            spec = self.specs.get(key)
+            accepts = None if spec is None else codec.compile_schema(spec.payload_schema)
+            self._compiled[key] = accepts
+        if accepts is None or not accepts(payload):
+            self.check_payload(kind, schema_version, payload)
 
 
 def load_registry_document() -> Mapping[str, JsonValue]:

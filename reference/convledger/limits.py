@@ -171,12 +171,21 @@ def check_depth(value: object, field: str) -> None:
         else:
             continue
         if depth > MAX_DEPTH:
-            raise InvalidInputError(
-                f"{field} nests arrays and objects deeper than {MAX_DEPTH} levels",
-                requirement="LIM-005",
-                field=field,
-            )
+            raise too_deep(field)
         todo.extend((child, depth + 1) for child in children)
+
+
+def too_deep(field: str) -> InvalidInputError:
+    """LIM-005: the refusal of a value nested deeper than :data:`MAX_DEPTH`.
+
+    :func:`check_depth` raises it, and so does the append path when the payload
+    encoder finds the same depth in its own walk (:func:`convledger.codec.encode_payload`).
+    """
+    return InvalidInputError(
+        f"{field} nests arrays and objects deeper than {MAX_DEPTH} levels",
+        requirement="LIM-005",
+        field=field,
+    )
 
 
 def check_size(encoded: bytes, field: str) -> bytes:

@@ -22,6 +22,7 @@ import attrs
 
 from convledger import codec
 from convledger.archive import Archive
+from convledger.batch import handed_out
 from convledger.canonical import JsonValue
 from convledger.canonical import decode as decode_json
 from convledger.capabilities import Capability
@@ -96,7 +97,7 @@ class MemoryStore(
             # LED-004, ERR-004: every refusal is raised by _placed, before _commit stores anything.
             placed = self._placed(conversation_id, drafts, expected_head)
             self._commit(conversation_id, placed)
-        return tuple(copied(envelope) for envelope in placed)
+        return handed_out(placed, drafts)  # LED-014: the caller's copies
 
     def _placed(
         self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None

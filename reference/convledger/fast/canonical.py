@@ -76,6 +76,13 @@ The scan and both writers recurse, so a value that contains itself, or one
 nested deeper than Python's stack allows, ends in ``RecursionError``;
 :func:`encode` then hands it to the clear encoder, which works without
 recursion: it refuses the cycle (CAN-006) and writes the deep value (CAN-009).
+
+:func:`encode_payload` is :func:`encode` with the depth limit of a payload
+(LIM-005) checked in the same scan: each container is handed the ``room``
+(levels) left below it, and a container met with no room left makes the whole
+value go to the clear encoder with the same ``max_depth``, which raises
+:class:`convledger.canonical.NestingTooDeep` (or its own refusal, whichever
+its walk reaches first). So the limit needs no walk of its own.
 """
 
 from __future__ import annotations
@@ -87,8 +94,11 @@ from typing import Any
 
 from convledger import canonical
 from convledger.errors import CanonicalJsonError
+from convledger.limits import MAX_DEPTH
 
 MAX_SAFE_INTEGER = canonical.MAX_SAFE_INTEGER
+_UNLIMITED = 2**62
+"""The room of :func:`encode`: no depth limit (the stack runs out long before)."""
 _ABOVE_BMP = "\U00010000"
 """The first code point outside the Basic Multilingual Plane."""
 
@@ -124,7 +134,7 @@ def encode(value: object) -> bytes:
     as the clear encoder, because only the clear encoder ever refuses.
     """
     try:
-        return _write(value).encode("utf-8")
+        return _write(value, _UNLIMITED).encode("utf-8")
     except UnicodeEncodeError:
         pass  # a lone surrogate somewhere (CAN-008)
     except (_Unwritable, CanonicalJsonError):
@@ -134,7 +144,20 @@ def encode(value: object) -> bytes:
     return canonical.encode(value)
 
 
-def _write(value: Any) -> str:
+def encode_payload(value: object) -> bytes:
+    """Return ``convledger.canonical.encode(value, max_depth=MAX_DEPTH)``, sooner (LIM-005)."""
+    try:
+        return _write(value, MAX_DEPTH).encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    except (_Unwritable, CanonicalJsonError):
+        pass  # also a container with no room left: the clear encoder raises NestingTooDeep
+    except RecursionError:
+        pass
+    return canonical.encode(value, max_depth=MAX_DEPTH)
+
+
+def _write(value: Any, room: int) -> str:
     """The canonical text of ``value``: whole by the C encoder when exact, else part by part.
 
     The parts are written as the clear encoder writes them: strings by the
@@ -144,11 +167,11 @@ def _write(value: Any) -> str:
     """
     kind = type(value)
     if kind is dict or kind is list or kind is tuple:
-        if exact(value):
+        if exact(value, room):
             return _write_json(value)
         if kind is dict:
-            return _write_members(value)
-        return "[" + ",".join([_write(item) for item in value]) + "]"
+            return _write_members(value, room - 1)
+        return "[" + ",".join([_write(item, room - 1) for item in value]) + "]"
     if kind is str:
         return _json.encode_basestring(value)
     if kind is float:
@@ -162,7 +185,7 @@ def _write(value: Any) -> str:
     raise _Unwritable
 
 
-def _write_members(members: dict[Any, Any]) -> str:
+def _write_members(members: dict[Any, Any], room: int) -> str:
     """CAN-002: members by UTF-16 code units; code-point order when every name is in the BMP."""
     names = list(members)
     for name in names:
@@ -172,21 +195,25 @@ def _write_members(members: dict[Any, Any]) -> str:
         names.sort()
     else:
         names.sort(key=canonical.utf16_sort_key)
-    written = [_json.encode_basestring(name) + ":" + _write(members[name]) for name in names]
+    written = [
+        _json.encode_basestring(name) + ":" + _write(members[name], room) for name in names
+    ]
     return "{" + ",".join(written) + "}"
 
 
-def exact(value: object) -> bool:
+def exact(value: object, room: int = _UNLIMITED) -> bool:
     """True when the C encoder writes exactly the canonical bytes of ``value``.
 
     Lone surrogates aside, which the caller detects when it encodes the result
-    to UTF-8. False for everything the clear encoder refuses.
+    to UTF-8. False for everything the clear encoder refuses. ``room`` is how
+    many levels of arrays and objects ``value`` may hold (``value`` itself
+    counts); a container met with none left raises :class:`_Unwritable`.
     """
     kind = type(value)
     if kind is dict:
-        return _exact_members(value)  # type: ignore[arg-type]
+        return _exact_members(value, room)  # type: ignore[arg-type]
     if kind is list or kind is tuple:
-        return _exact_items(value)  # type: ignore[arg-type]
+        return _exact_items(value, room)  # type: ignore[arg-type]
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
@@ -200,8 +227,11 @@ def exact(value: object) -> bool:
 # they are the hot path of an export, and a call per member costs more than the check.
 
 
-def _exact_members(members: dict[Any, Any]) -> bool:
+def _exact_members(members: dict[Any, Any], room: int) -> bool:
     """Every name an exact ``str`` inside the BMP (so both orders agree), every value exact."""
+    if room < 1:
+        raise _Unwritable  # LIM-005: nested deeper than allowed; the clear encoder says so
+    room -= 1
     for name, item in members.items():
         if type(name) is not str or not (name.isascii() or max(name) < _ABOVE_BMP):
             return False
@@ -209,26 +239,29 @@ def _exact_members(members: dict[Any, Any]) -> bool:
         if kind is str:
             continue
         if kind is dict:
-            if not _exact_members(item):
+            if not _exact_members(item, room):
                 return False
         elif kind is int:
             if not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
                 return False
-        elif not exact(item):
+        elif not exact(item, room):
             return False
     return True
 
 
-def _exact_items(items: list[Any] | tuple[Any, ...]) -> bool:
+def _exact_items(items: list[Any] | tuple[Any, ...], room: int) -> bool:
     """Every item exact."""
+    if room < 1:
+        raise _Unwritable  # LIM-005, as in _exact_members
+    room -= 1
     for item in items:
         kind = type(item)
         if kind is str:
             continue
         if kind is dict:
-            if not _exact_members(item):
+            if not _exact_members(item, room):
                 return False
-        elif not exact(item):
+        elif not exact(item, room):
             return False
     return True
 

@@ -19,7 +19,7 @@ for its query plan and prove it is a SEARCH on an index, never a SCAN of
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from convledger import canonical, codec
 from convledger.envelope import Envelope
@@ -144,13 +144,38 @@ def export_rows(connection: sqlite3.Connection, conversation_id: str) -> list[Ro
 
 
 def insert_placed(
-    connection: sqlite3.Connection, envelopes: Iterable[Envelope]
+    connection: sqlite3.Connection,
+    envelopes: Sequence[Envelope],
+    payloads: Sequence[str] | None = None,
 ) -> tuple[Envelope, ...]:
     """Store envelopes (as :func:`insert_events`) and return them as read back from their rows.
 
     Each payload is encoded once: the row inserted is the row decoded, so the
-    result is what a later read returns (SQL-005, LED-014).
+    result is what a later read returns (SQL-005, LED-014). ``payloads``, when
+    given, are the canonical texts of the envelopes' payloads as the append
+    already encoded them (:func:`convledger.batch.detached_payloads`), whose
+    payload objects are the decoding of that text and held by no caller: they
+    are written as they are and the envelopes returned as they are, with no
+    second encoding and no decoding.
     """
-    stored = [event_row(envelope) for envelope in envelopes]
-    connection.executemany(INSERT_EVENT, stored)
-    return tuple(envelope_of(row) for row in stored)
+    if payloads is None:
+        stored = [event_row(envelope) for envelope in envelopes]
+        connection.executemany(INSERT_EVENT, stored)
+        return tuple(envelope_of(row) for row in stored)
+    connection.executemany(
+        INSERT_EVENT,
+        [
+            (
+                envelope.conversation_id,
+                envelope.seq,
+                envelope.event_id,
+                envelope.kind,
+                envelope.schema_version,
+                envelope.occurred_at,
+                payload,
+                1 if envelope.ignorable else 0,
+            )
+            for envelope, payload in zip(envelopes, payloads, strict=True)
+        ],
+    )
+    return tuple(envelopes)

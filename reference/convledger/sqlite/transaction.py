@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from convledger.archive import Archive
+from convledger.batch import detached_payloads
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError
@@ -106,7 +107,7 @@ def append_checked(
         Envelope.from_draft(draft, conversation_id, head + offset)
         for offset, draft in enumerate(drafts, start=1)
     )
-    return rows.insert_placed(connection, placed)
+    return rows.insert_placed(connection, placed, detached_payloads(drafts))
 
 
 def append_event(

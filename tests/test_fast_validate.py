@@ -1,0 +1,176 @@
+"""The compiled payload validators never accept a payload the definition refuses (KND-003).
+
+``convledger.kinds.KindRegistry.check_payload`` (``jsonschema``, draft 2020-12)
+is the definition; ``convledger.fast.validate.compile_accepts`` (``fastjsonschema``)
+compiles each registered schema once, and the append path
+(``KindRegistry.check_appended_payload``) accepts what it accepts and hands every
+other payload to the definition. So the two agree exactly when the compiled
+predicate accepts nothing the definition refuses; these properties check that, and
+that the append path's outcome (accepted, or the error's class, requirement and
+message) is the definition's, on a corpus of valid and invalid payloads of every
+registered kind: the example payload of each kind with up to three mutations
+(a member replaced by a value that trips schemas, removed, or added).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from convledger import codec
+from convledger.canonical import JsonValue
+from convledger.errors import InvalidInputError
+from convledger.fast import validate as fast
+from convledger.kinds import KindRegistry, KindSpec, default_registry
+from convledger_bench.workloads import payload as workload_payload
+from convledger_conformance.ledger.strategies import json_values
+from convledger_conformance.ledger.strategies_kinds import EXAMPLE_PAYLOADS
+
+EXAMPLES = max(300, settings().max_examples)
+properties = settings(max_examples=EXAMPLES, deadline=None)
+
+REGISTRY = default_registry()
+PAIRS = sorted(REGISTRY.specs)
+TRICKY: list[JsonValue] = [
+    None, True, False, 0, 1, -1, 2, 1.0, 1.5, -0.0, 2**53 - 1, "", "x", "a" * 64, "0" * 64,
+    "0" * 64 + "\n", "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z\n", "٠", [], {}, [1, 1],
+    ["a", "a"], ["git"], {"role": "user"}, "user", "every", "done", "lost", "degraded",
+]
+"""Values that trip schemas: bools beside integers, 1.0, empty strings, digests, newlines."""
+
+
+def _outcome(check: Any, kind: str, version: int, payload: object) -> tuple[str, ...] | None:
+    try:
+        check(kind, version, payload)
+    except InvalidInputError as error:
+        return (type(error).__name__, error.requirement, str(error))
+    return None
+
+
+def _definition_accepts(kind: str, version: int, payload: object) -> bool:
+    return _outcome(REGISTRY.check_payload, kind, version, payload) is None
+
+
+@st.composite
+def _mutated(draw: st.DrawFn, value: JsonValue) -> JsonValue:
+    """``value`` with one member or item replaced, removed or added, at a drawn path."""
+    root = copy.deepcopy(value)
+    parent: Any = None
+    key: Any = None
+    node: Any = root
+    while isinstance(node, (dict, list)) and node and draw(st.booleans()):
+        parent, key = node, draw(st.sampled_from(sorted(node) if isinstance(node, dict)
+                                                 else range(len(node))))
+        node = node[key]
+    operation = draw(st.sampled_from(("replace", "remove", "add")))
+    replacement = draw(st.sampled_from(TRICKY) | json_values(max_leaves=4))
+    if operation == "add" and isinstance(node, dict):
+        node[draw(st.sampled_from(("extra", "role", "id", "state")))] = replacement
+    elif operation == "add" and isinstance(node, list):
+        node.append(replacement)
+    elif operation == "remove" and parent is not None:
+        del parent[key]
+    elif parent is None:
+        return replacement
+    else:
+        parent[key] = replacement
+    return root
+
+
+@st.composite
+def corpus(draw: st.DrawFn) -> tuple[str, int, JsonValue]:
+    """(kind, version, payload): an example payload of a registered pair, mutated 0..3 times."""
+    kind, version = draw(st.sampled_from(PAIRS))
+    payload: JsonValue = EXAMPLE_PAYLOADS[(kind, version)]
+    if (kind, version) == ("provider/message", 1) and draw(st.booleans()):
+        payload = workload_payload(draw(st.integers(0, 10**6)))
+    for _ in range(draw(st.integers(0, 3))):
+        payload = draw(_mutated(payload))
+    # the append path validates the payload as decoded from its canonical text
+    return kind, version, codec.decode_stored(codec.encode(payload).decode("utf-8"))
+
+
+def test_every_registered_schema_compiles_and_accepts_its_example() -> None:
+    """Every pair of kinds.json has a compiled validator (no keyword outside draft 7's)."""
+    assert set(EXAMPLE_PAYLOADS) == set(PAIRS)
+    for key in PAIRS:
+        accepts = fast.compile_accepts(REGISTRY.specs[key].payload_schema)
+        assert accepts is not None, key
+        assert accepts(EXAMPLE_PAYLOADS[key]) and _definition_accepts(*key, EXAMPLE_PAYLOADS[key])
+
+
+@properties
+@given(corpus())
+def test_compiled_validator_accepts_only_what_the_definition_accepts(
+    case: tuple[str, int, JsonValue],
+) -> None:
+    kind, version, payload = case
+    accepts = fast.compile_accepts(REGISTRY.specs[(kind, version)].payload_schema)
+    assert accepts is not None
+    if accepts(payload):
+        assert _definition_accepts(kind, version, payload)
+
+
+@properties
+@given(corpus())
+def test_the_append_path_answers_as_the_definition(case: tuple[str, int, JsonValue]) -> None:
+    """Same accept or refuse, same error class, requirement and message (KND-003)."""
+    kind, version, payload = case
+    assert _outcome(REGISTRY.check_appended_payload, kind, version, payload) == _outcome(
+        REGISTRY.check_payload, kind, version, payload
+    )
+
+
+def test_the_corpus_holds_valid_and_invalid_payloads_of_every_kind() -> None:
+    """The mutations reach both answers for every pair, so the properties compare both."""
+    seen: dict[tuple[str, int], set[bool]] = {key: set() for key in PAIRS}
+
+    @settings(max_examples=2000, deadline=None, database=None)
+    @given(corpus())
+    def collect(case: tuple[str, int, JsonValue]) -> None:
+        kind, version, payload = case
+        seen[(kind, version)].add(_definition_accepts(kind, version, payload))
+
+    collect()
+    assert all(answers == {True, False} for answers in seen.values()), seen
+
+
+@pytest.mark.parametrize(
+    ("schema", "payload", "accepted"),
+    [
+        ({"type": "integer"}, 1.0, True),  # 2020-12: an integral float is an integer
+        ({"type": "integer"}, True, False),
+        ({"enum": [1]}, True, False),
+        ({"const": False}, 0, False),
+        ({"uniqueItems": True}, [1, True], True),
+        ({"minLength": 2}, "\U0001f600", False),
+        # re.search accepts a final newline before $; the compiled one refuses, the slow path
+        # then accepts
+        ({"pattern": "^a$"}, "a\n", True),
+    ],
+)
+def test_known_differences_of_the_two_validators_never_show(
+    schema: dict[str, JsonValue], payload: JsonValue, accepted: bool
+) -> None:
+    spec = KindSpec("test/kind", 1, "kinds", "a test kind", schema)
+    registry = KindRegistry.of([spec])
+    assert _definition_accepts_in(registry, payload) is accepted
+    assert _outcome(registry.check_appended_payload, "test/kind", 1, payload) == _outcome(
+        registry.check_payload, "test/kind", 1, payload
+    )
+
+
+def _definition_accepts_in(registry: KindRegistry, payload: JsonValue) -> bool:
+    return _outcome(registry.check_payload, "test/kind", 1, payload) is None
+
+
+def test_a_schema_with_other_keywords_is_not_compiled() -> None:
+    """Keywords outside draft 7's common set ($defs, $ref, format) leave the definition alone."""
+    assert fast.compile_accepts({"$defs": {"a": {"type": "string"}}, "$ref": "#/$defs/a"}) is None
+    assert fast.compile_accepts({"type": "string", "format": "date-time"}) is None
+    assert fast.compile_accepts({"items": [{"type": "string"}]}) is None
+    assert fast.compile_accepts({"type": "object", "properties": {"a": {"minLength": 1}}})
