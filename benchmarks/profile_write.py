@@ -1,10 +1,11 @@
 """The Python side of the write path, part by part (issue 18): microseconds per event.
 
-Times ``MemoryStore.append`` of one event and of a batch of 100, the Python part of
-``SqliteStore.append`` (the same call with the SQL statements excluded by cProfile's
-accounting is not possible, so the whole call is timed and then each step of the shared
-validation alone), and each step of :func:`convledger.batch.validated_batch` on the
-``provider/message`` draft of :func:`convledger_bench.workloads.draft` (~600 B).
+Times ``MemoryStore.append`` of one event and of a batch of 100, ``SqliteStore.append``
+of one event (``synchronous=NORMAL``, the whole call: its Python part is the shared
+validation below plus the statements' parameters), and each step of
+:func:`convledger.batch.validated_batch` on the ``provider/message`` draft of
+:func:`convledger_bench.workloads.draft` (~600 B), the steps it no longer takes
+(``limits.check_depth``, ``registry.check_payload``) beside those that replaced them.
 
 Usage::
 
@@ -103,8 +104,13 @@ def figures(directory: Path) -> dict[str, tuple[Figure, int]]:
         "  limits.check_depth": (_part(lambda _: limits.check_depth(sample.payload, "p")), 3000),
         "  codec.encode payload": (_part(lambda _: codec.encode(sample.payload)), 3000),
         "  codec.decode_stored": (_part(lambda _: codec.decode_stored(encoded.decode())), 3000),
+        "  codec.encode_payload": (_part(lambda _: codec.encode_payload(sample.payload)), 3000),
         "  registry.check_payload": (
             _part(lambda _: registry.check_payload(sample.kind, 1, detached.payload)),
+            3000,
+        ),
+        "  check_appended_payload": (
+            _part(lambda _: registry.check_appended_payload(sample.kind, 1, detached.payload)),
             3000,
         ),
         "Envelope.from_draft": (_part(lambda _: Envelope.from_draft(detached, "c", 1)), 3000),
