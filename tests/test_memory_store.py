@@ -439,7 +439,7 @@ def test_deeply_nested_payload_appends_and_reads() -> None:
 
 
 def test_payload_too_deep_to_read_back_refused() -> None:
-    """LIM-005: a payload nested 5,000 deep is refused unstored, before any encoder walks it."""
+    """LIM-005: a payload nested 5,000 deep is refused unstored; the encoder stops at level 129."""
     value: Any = 0
     for _ in range(5_000):
         value = [value]

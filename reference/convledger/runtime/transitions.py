@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 import attrs
 
-from convledger import canonical, codec, limits
-from convledger.canonical import JsonValue
+from convledger import codec, limits
+from convledger.canonical import JsonValue, NestingTooDeep
 from convledger.errors import CanonicalJsonError, InvalidInputError
 from convledger.runtime.records import REASON_STATE, RESERVED_REASONS, DraftSummary
 
@@ -367,10 +367,14 @@ def _object(value: object, field: str) -> dict[str, JsonValue]:
     """A JSON object, copied through its canonical bytes so no caller object is kept."""
     if not isinstance(value, dict):
         raise _invalid(field, f"{field} must be a JSON object")
-    limits.check_depth(value, field)  # LIM-005
     try:
-        copied = canonical.decode(limits.check_size(codec.encode(value), field))  # LIM-004
+        encoded = codec.encode_payload(value)  # LIM-005 counted in the encoder's walk
+    except NestingTooDeep:
+        raise limits.too_deep(field) from None
     except CanonicalJsonError as error:
+        limits.check_depth(value, field)  # LIM-005 first, as when it had a walk of its own
         raise _invalid(field, f"{field} is not canonical JSON: {error.message}") from error
+    # LIM-004; the text is the encoder's own, so the seam's decoder reads it (CAN-010)
+    copied = codec.decode_stored(limits.check_size(encoded, field).decode("utf-8"))
     assert isinstance(copied, dict)
     return copied
