@@ -272,6 +272,28 @@ def test_a_float_the_fast_path_admits_prints_as_its_repr(number: float) -> None:
 
 
 @properties
+@given(
+    json_values(member_names=st.text(scalar_chars().filter(BMP_END.__gt__))),
+    st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=6),
+)
+def test_orjson_writes_what_the_c_writer_writes_where_exact_admits(
+    value: object, numbers: list[float]
+) -> None:
+    """Where exact() admits a container, orjson's bytes are the C writer's and the clear ones."""
+    for container in ([value], {"v": value, "n": numbers}, numbers):
+        if fast.exact(container):
+            expected = canonical.encode(container)
+            assert fast._dump_exact(container) == expected
+            assert fast._write_json(container).encode("utf-8") == expected
+
+
+def test_orjson_is_the_writer_of_exact_containers() -> None:
+    """The dependency is installed, so the property above compares orjson, not the C writer."""
+    assert fast.orjson is not None
+    assert fast._dump_exact({"b": [1.5, "\x1f"], "a": None}) == b'{"a":null,"b":[1.5,"\\u001f"]}'
+
+
+@properties
 @given(st.dictionaries(names(surrogates=False), st.integers(0, 9), min_size=2, max_size=8))
 def test_member_order_agrees_with_rfc8785_for_tricky_names(members: dict[str, int]) -> None:
     """Names mixing U+E000..U+FFFF and astral code points sort by UTF-16 units (CAN-002)."""

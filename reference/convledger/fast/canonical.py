@@ -11,7 +11,13 @@ container one question, answered by a cheap pass (:func:`exact`): *will the C
 encoder write exactly the canonical bytes of this?*
 
 1. Yes: the C encoder writes the container whole. For a typical envelope
-   the answer is yes at the top, and that is the whole cost.
+   the answer is yes at the top, and that is the whole cost. At the top,
+   ``orjson`` (when installed) writes it instead, some 20 times sooner than
+   the C encoder: on every value :func:`exact` admits it writes the same
+   bytes (strings escaped as CAN-004 says, members sorted by code point, the
+   ``repr`` of each admitted float), which ``tests/test_fast_canonical.py``
+   checks against both the C encoder and the clear one. Anything ``orjson``
+   refuses (a lone surrogate, more than 255 levels) goes to the clear encoder.
 2. No: the container is written part by part, each member or item again by
    step 1 or 2, with the clear module's own number formatting and member
    order for the parts the C encoder would get wrong (``1.0``, astral names).
@@ -92,6 +98,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - orjson is a dependency; the C encoder serves without it
+    orjson = None  # type: ignore[assignment]
+
 from convledger import canonical
 from convledger.errors import CanonicalJsonError
 from convledger.limits import MAX_DEPTH
@@ -123,6 +134,13 @@ def _make_writer() -> Callable[[object], str]:
 _write_json = _make_writer()
 
 
+def _dump_exact(value: object) -> bytes:
+    """The canonical bytes of a container :func:`exact` admitted: ``orjson``, else the C encoder."""
+    if orjson is None:  # pragma: no cover
+        return _write_json(value).encode("utf-8")
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
 class _Unwritable(Exception):
     """Raised by the part writer for anything only the clear encoder may judge."""
 
@@ -134,9 +152,9 @@ def encode(value: object) -> bytes:
     as the clear encoder, because only the clear encoder ever refuses.
     """
     try:
-        return _write(value, _UNLIMITED).encode("utf-8")
-    except UnicodeEncodeError:
-        pass  # a lone surrogate somewhere (CAN-008)
+        return _write_top(value, _UNLIMITED)
+    except (UnicodeEncodeError, TypeError):
+        pass  # a lone surrogate somewhere (CAN-008), or anything orjson refuses
     except (_Unwritable, CanonicalJsonError):
         pass  # outside the data model, or a lone surrogate in a member name
     except RecursionError:
@@ -147,14 +165,22 @@ def encode(value: object) -> bytes:
 def encode_payload(value: object) -> bytes:
     """Return ``convledger.canonical.encode(value, max_depth=MAX_DEPTH)``, sooner (LIM-005)."""
     try:
-        return _write(value, MAX_DEPTH).encode("utf-8")
-    except UnicodeEncodeError:
+        return _write_top(value, MAX_DEPTH)
+    except (UnicodeEncodeError, TypeError):
         pass
     except (_Unwritable, CanonicalJsonError):
         pass  # also a container with no room left: the clear encoder raises NestingTooDeep
     except RecursionError:
         pass
     return canonical.encode(value, max_depth=MAX_DEPTH)
+
+
+def _write_top(value: Any, room: int) -> bytes:
+    """The canonical bytes of ``value``: an admitted container by :func:`_dump_exact`."""
+    kind = type(value)
+    if (kind is dict or kind is list or kind is tuple) and exact(value, room):
+        return _dump_exact(value)
+    return _write(value, room).encode("utf-8")
 
 
 def _write(value: Any, room: int) -> str:
