@@ -11,8 +11,8 @@
    is never even imported in that run.
 
 The fast code equals the clear code by the property tests
-``tests/test_fast_canonical.py``, ``tests/test_fast_decode.py`` and
-``tests/test_fast_archive.py``.
+``tests/test_fast_canonical.py``, ``tests/test_fast_decode.py``,
+``tests/test_fast_archive.py`` and ``tests/test_fast_validate.py``.
 """
 
 from __future__ import annotations

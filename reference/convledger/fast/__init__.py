@@ -23,6 +23,11 @@ the speed of the C scanner (the SQLite read path, ``tests/test_fast_decode.py``)
 ``convledger.fast.archive``: :func:`~convledger.fast.archive.encode_stored`, the
 archive bytes of ``encode_archive`` written from stored rows without decoding
 the payloads (``tests/test_fast_archive.py``).
+
+``convledger.fast.validate``: :func:`~convledger.fast.validate.compile_accepts`, a
+payload schema compiled once (``fastjsonschema``) into a predicate that accepts
+only what ``jsonschema`` accepts; the append path asks the definition about
+everything else (``tests/test_fast_validate.py``).
 """
 
 from convledger.fast.canonical import encode
