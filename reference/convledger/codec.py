@@ -20,6 +20,11 @@ function               clear implementation (the definition)  fast implementatio
                        (CAN-010 .. CAN-013)                   decode_stored`, ``tests/test_fast_
                                                               decode.py``; on canonical text
                                                               only (text a store wrote)
+:func:`decode_stored_ ``[canonical.decode(data) for data   :func:`convledger.fast.decode.
+page`                  in texts]`` (CAN-010 .. CAN-013)       decode_stored_page` (msgspec),
+                                                              ``tests/test_fast_decode.py``; on
+                                                              canonical bytes only (the SQLite
+                                                              read path)
 :data:`encode_stored`  None: the caller writes               :func:`convledger.fast.archive.
                        ``encode_archive(archive_of(cid,       encode_stored`, ``tests/test_fast_
                        [envelope_of(row) ...], companions))`` archive.py``; on rows a store wrote
@@ -78,12 +83,21 @@ def _clear_decode_stored(text: str) -> JsonValue:
     return cast(JsonValue, canonical.decode(text.encode("utf-8")))
 
 
+def _clear_decode_stored_page(texts: Sequence[bytes]) -> list[JsonValue]:
+    """CAN-010 .. CAN-013: the strict decoder on each stored UTF-8 text, in order."""
+    return [cast(JsonValue, canonical.decode(data)) for data in texts]
+
+
 encode: Callable[[object], bytes]
 """The canonical JSON bytes of a value (CAN-001), or ``CanonicalJsonError`` with the
 clear encoder's ``reason``."""
 
 decode_stored: Callable[[str], JsonValue]
 """The value of canonical JSON text a store wrote (CAN-010 .. CAN-013)."""
+
+decode_stored_page: Callable[[Sequence[bytes]], list[JsonValue]]
+"""The values of canonical JSON texts a store wrote, given as their UTF-8 bytes, in order
+(CAN-010 .. CAN-013): the SQLite read path fetches a page of payloads so."""
 
 encode_stored: Callable[[str, Sequence[StoredRow], Mapping[str, JsonValue]], bytes] | None
 """The canonical archive bytes of stored rows and companions (ARC-001, ARC-004), or None
@@ -98,10 +112,20 @@ if CHOSEN == "fast":
 
     encode = _fast_canonical.encode
     decode_stored = _fast_decode.decode_stored
+    decode_stored_page = _fast_decode.decode_stored_page
     encode_stored = _fast_archive.encode_stored
 else:
     encode = canonical.encode
     decode_stored = _clear_decode_stored
+    decode_stored_page = _clear_decode_stored_page
     encode_stored = None
 
-__all__ = ["CHOSEN", "ENVIRONMENT", "StoredRow", "decode_stored", "encode", "encode_stored"]
+__all__ = [
+    "CHOSEN",
+    "ENVIRONMENT",
+    "StoredRow",
+    "decode_stored",
+    "decode_stored_page",
+    "encode",
+    "encode_stored",
+]
