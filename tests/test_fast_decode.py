@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 from convledger import canonical
 from convledger.envelope import Envelope
 from convledger.errors import CanonicalJsonError
-from convledger.fast.decode import decode_stored, decode_stored_bytes, decode_stored_page
+from convledger.fast import decode as fast_decode
+from convledger.fast.decode import (
+    decode_canonical,
+    decode_stored,
+    decode_stored_bytes,
+    decode_stored_page,
+)
 from convledger.sqlite import rows
 from test_fast_canonical import MAX, SPECIAL_FLOATS, json_values, properties, texts
 
@@ -229,3 +235,49 @@ def test_a_repeated_member_name_is_the_one_difference_of_the_bytes_decoder() -> 
     assert strict_bytes_outcome(b'{"a":1,"a":2}') == ("refused", "duplicate_key")
     assert decode_stored_bytes(b'{"a":1,"a":2}') == {"a": 2}
     assert decode_stored_page([b'{"a":1,"a":2}']) == [{"a": 2}]
+
+
+# -- an archive's one decoding pass: canonical bytes by msgspec, proven by encoding again ------
+
+
+def canonical_outcome(data: bytes) -> object:
+    """What the clear code concludes: the typed value of canonical ``data``, else "no"."""
+    try:
+        value = canonical.decode(data)
+    except CanonicalJsonError:
+        return "no"
+    return typed(value) if canonical.encode(value) == data else "no"
+
+
+def fast_canonical_outcome(data: bytes) -> object:
+    """What :func:`decode_canonical` concludes, in the form of :func:`canonical_outcome`."""
+    value = decode_canonical(data)
+    return "no" if value is None else typed(value)
+
+
+@properties
+@given(
+    st.one_of(
+        json_values().map(canonical.encode),
+        st.lists(st.sampled_from(LONG_NUMBERS), max_size=3).map(canonical.encode),
+        json_values().map(lambda value: json.dumps(value, ensure_ascii=False).encode("utf-8")),
+        texts(surrogates=True).map(lambda text: escaped(text).encode("ascii")),
+        st.from_regex(rb"\A[\[\]{}\",:0-9eE.+\- \t\na-z\\]{0,24}\Z"),
+        st.binary(max_size=12),
+        st.sampled_from(
+            [
+                b'{"a":1,"a":1}', b'{"b":1,"a":2}', b"1.0", b"1E+21", b"10000000000000000",
+                b"[1e16]", b'"\\u00e9"', b'"\\u001f"', b"\xef\xbb\xbf1", b'"\xed\xa0\x80"',
+                b"[" * 995 + b"]" * 995, b"[" * 100_000 + b"]" * 100_000,
+            ]
+        ),
+    )
+)
+def test_fast_canonical_decode_is_decode_then_compare(data: bytes) -> None:
+    """A value only when the clear code finds ``data`` canonical, and then the same value; on
+    canonical bytes without a long number literal always a value (None stands for null)."""
+    found = fast_canonical_outcome(data)
+    if found != "no":
+        assert found == canonical_outcome(data)
+    elif canonical_outcome(data) != "no" and data != b"null":
+        assert fast_decode._may_hold_long_number(data) or data.count(b"[") + data.count(b"{") > 900

@@ -51,6 +51,8 @@ import msgspec
 
 from convledger import canonical
 from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
+from convledger.errors import CanonicalJsonError
+from convledger.fast import canonical as fast_canonical
 
 
 def _refuse_constant(name: str) -> object:
@@ -159,3 +161,26 @@ def decode_stored_page(texts: Sequence[bytes]) -> list[JsonValue]:
         return [cast(JsonValue, decode(data)) for data in texts]
     except _MSGSPEC_REFUSALS:
         return [decode_stored_bytes(data) for data in texts]  # each refusal is the strict one
+
+
+def decode_canonical(data: bytes) -> object | None:
+    """``canonical.decode(data)`` when ``data`` is canonical JSON, else None: the caller then
+    decodes strictly and reports what is wrong (an archive's ARC-003 check).
+
+    msgspec decodes, guarded as above; the value is returned only when the canonical encoder
+    writes exactly ``data`` again, so ``data`` is canonical text (no repeated name, no
+    whitespace, no long literal: see above) and msgspec's value is the strict decoder's. A value
+    too deep for the encoder's recursion is not returned either (the strict decoder decides).
+    None is also the answer for the text ``null``, which the caller decodes strictly, slower.
+    """
+    if _may_hold_long_number(data):
+        return None
+    try:
+        value = _MSGSPEC_DECODE(data)
+    except _MSGSPEC_REFUSALS:
+        return None
+    try:
+        encoded = fast_canonical.encode(value)
+    except (CanonicalJsonError, RecursionError):
+        return None
+    return value if encoded == data else None
