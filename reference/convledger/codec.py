@@ -20,6 +20,15 @@ function               clear implementation (the definition)  fast implementatio
                        (CAN-010 .. CAN-013)                   decode_stored`, ``tests/test_fast_
                                                               decode.py``; on canonical text
                                                               only (text a store wrote)
+:func:`decode_stored_ ``[canonical.decode(data) for data   :func:`convledger.fast.decode.
+page`                  in texts]`` (CAN-010 .. CAN-013)       decode_stored_page` (msgspec),
+                                                              ``tests/test_fast_decode.py``; on
+                                                              canonical bytes only (the SQLite
+                                                              read path)
+:func:`decode_       None: the caller decodes with          :func:`convledger.fast.decode.
+canonical`             ``canonical.decode`` and compares      decode_canonical` (msgspec, then
+                       ``encode(value) == data`` (ARC-003)    the fast encoder), ``tests/test_
+                                                              fast_decode.py``; on any bytes
 :data:`encode_stored`  None: the caller writes               :func:`convledger.fast.archive.
                        ``encode_archive(archive_of(cid,       encode_stored`, ``tests/test_fast_
                        [envelope_of(row) ...], companions))`` archive.py``; on rows a store wrote
@@ -86,12 +95,30 @@ def _clear_decode_stored(text: str) -> JsonValue:
     return cast(JsonValue, canonical.decode(text.encode("utf-8")))
 
 
+def _clear_decode_stored_page(texts: Sequence[bytes]) -> list[JsonValue]:
+    """CAN-010 .. CAN-013: the strict decoder on each stored UTF-8 text, in order."""
+    return [cast(JsonValue, canonical.decode(data)) for data in texts]
+
+
+def _clear_decode_canonical(data: bytes) -> None:
+    """No shortcut: the caller decodes strictly and compares the encoding (ARC-003)."""
+    return None
+
+
 encode: Callable[[object], bytes]
 """The canonical JSON bytes of a value (CAN-001), or ``CanonicalJsonError`` with the
 clear encoder's ``reason``."""
 
 decode_stored: Callable[[str], JsonValue]
 """The value of canonical JSON text a store wrote (CAN-010 .. CAN-013)."""
+
+decode_stored_page: Callable[[Sequence[bytes]], list[JsonValue]]
+"""The values of canonical JSON texts a store wrote, given as their UTF-8 bytes, in order
+(CAN-010 .. CAN-013): the SQLite read path fetches a page of payloads so."""
+
+decode_canonical: Callable[[bytes], object | None]
+"""The value of ``data`` when it is canonical JSON, else None (the caller then decodes with
+``canonical.decode`` and reports what is wrong, ARC-003); None for the clear code always."""
 
 encode_stored: Callable[[str, Sequence[StoredRow], Mapping[str, JsonValue]], bytes] | None
 """The canonical archive bytes of stored rows and companions (ARC-001, ARC-004), or None
@@ -127,12 +154,16 @@ if CHOSEN == "fast":
 
     encode = _fast_canonical.encode
     decode_stored = _fast_decode.decode_stored
+    decode_stored_page = _fast_decode.decode_stored_page
+    decode_canonical = _fast_decode.decode_canonical
     encode_stored = _fast_archive.encode_stored
     encode_payload = _fast_canonical.encode_payload
     compile_schema = _fast_validate.compile_accepts
 else:
     encode = canonical.encode
     decode_stored = _clear_decode_stored
+    decode_stored_page = _clear_decode_stored_page
+    decode_canonical = _clear_decode_canonical
     encode_stored = None
     encode_payload = _clear_encode_payload
     compile_schema = _no_compiled_schema
@@ -142,7 +173,9 @@ __all__ = [
     "ENVIRONMENT",
     "StoredRow",
     "compile_schema",
+    "decode_canonical",
     "decode_stored",
+    "decode_stored_page",
     "encode",
     "encode_payload",
     "encode_stored",

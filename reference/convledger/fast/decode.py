@@ -44,11 +44,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, cast
+
+import msgspec
 
 from convledger import canonical
 from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
+from convledger.errors import CanonicalJsonError
+from convledger.fast import canonical as fast_canonical
 
 
 def _refuse_constant(name: str) -> object:
@@ -93,3 +97,90 @@ def decode_stored(text: str) -> JsonValue:
             if end == len(text):  # canonical text is one value, no whitespace around it
                 return cast(JsonValue, value)
     return cast(JsonValue, canonical.decode(text.encode("utf-8")))
+
+
+# -- stored bytes, by msgspec ---------------------------------------------------------------------
+#
+# The read path fetches each payload as the UTF-8 bytes SQLite holds (``CAST(payload AS
+# BLOB)``, no text object made) and decodes them with msgspec's JSON decoder, a C decoder about
+# three times as fast as CPython's on the benchmark payloads (``benchmarks/README.md``). On
+# canonical text msgspec and the strict decoder differ where the C scanner above differs, and
+# nowhere else: an integer literal beyond 2**53 - 1 is an ``int`` for msgspec (of any size) and
+# a ``float`` or a refusal for the strict decoder (CAN-013). msgspec refuses everything else the
+# strict decoder refuses (invalid UTF-8, NaN and Infinity, numbers overflowing a double, lone
+# surrogates, escaped or not, trailing data) except a repeated member name (the last one wins,
+# as above), decodes every ``\u`` escape alike, and reads floats to the same double
+# (``tests/test_fast_decode.py`` checks all of it on generated and hostile texts).
+#
+# So a text goes to the strict decoder instead when it may hold a long number literal: when 16
+# or more digits or minus signs follow a place where a JSON number can begin (``[``, ``,``,
+# ``:``, JSON whitespace) or the text itself begins with a digit or a minus sign (a bare
+# number). ``bytes.translate`` maps each digit and minus sign to ``0`` and each such place to
+# ``:``, so one substring search over the mapped bytes finds every such literal. A digit run
+# inside a string (a digest, an id) follows a ``"`` or a letter, so it does not count unless the
+# string itself holds such a place before it; then the strict decoder decides, which is slower,
+# never different. A page is mapped and searched once, joined by commas (a place a number may
+# begin, so no run crosses from one text into the next).
+
+_NUMBER_CHARACTERS = b"0123456789-"
+_NUMBER_STARTS = b"[,: \t\n\r"
+_NUMBER_SHAPE = bytes(
+    0x30 if byte in _NUMBER_CHARACTERS else 0x3A if byte in _NUMBER_STARTS else 0x20
+    for byte in range(256)
+)
+"""``bytes.translate`` table: a digit or ``-`` becomes ``0``, a place a number may begin ``:``."""
+_LONG_NUMBER = b":" + b"0" * 16
+"""A number literal of 16 or more characters in the mapped bytes: it may exceed 2**53 - 1."""
+
+_MSGSPEC_DECODE: Callable[[bytes], object] = msgspec.json.Decoder().decode
+_MSGSPEC_REFUSALS = (msgspec.MsgspecError, RecursionError, ValueError)
+
+
+def _may_hold_long_number(data: bytes) -> bool:
+    """Whether ``data`` may hold a number literal beyond 2**53 - 1 (see above)."""
+    shape = data.translate(_NUMBER_SHAPE)
+    return shape[:1] == b"0" or _LONG_NUMBER in shape
+
+
+def decode_stored_bytes(data: bytes) -> JsonValue:
+    """The value of canonical JSON ``data``: ``canonical.decode(data)``, sooner."""
+    if not _may_hold_long_number(data):
+        try:
+            return cast(JsonValue, _MSGSPEC_DECODE(data))
+        except _MSGSPEC_REFUSALS:
+            pass  # the strict decoder raises its own refusal, or decodes what it accepts
+    return cast(JsonValue, canonical.decode(data))
+
+
+def decode_stored_page(texts: Sequence[bytes]) -> list[JsonValue]:
+    """``[canonical.decode(data) for data in texts]``, sooner: one search for the whole page."""
+    if _may_hold_long_number(b",".join(texts)):
+        return [decode_stored_bytes(data) for data in texts]
+    decode = _MSGSPEC_DECODE
+    try:
+        return [cast(JsonValue, decode(data)) for data in texts]
+    except _MSGSPEC_REFUSALS:
+        return [decode_stored_bytes(data) for data in texts]  # each refusal is the strict one
+
+
+def decode_canonical(data: bytes) -> object | None:
+    """``canonical.decode(data)`` when ``data`` is canonical JSON, else None: the caller then
+    decodes strictly and reports what is wrong (an archive's ARC-003 check).
+
+    msgspec decodes, guarded as above; the value is returned only when the canonical encoder
+    writes exactly ``data`` again, so ``data`` is canonical text (no repeated name, no
+    whitespace, no long literal: see above) and msgspec's value is the strict decoder's. A value
+    too deep for the encoder's recursion is not returned either (the strict decoder decides).
+    None is also the answer for the text ``null``, which the caller decodes strictly, slower.
+    """
+    if _may_hold_long_number(data):
+        return None
+    try:
+        value = _MSGSPEC_DECODE(data)
+    except _MSGSPEC_REFUSALS:
+        return None
+    try:
+        encoded = fast_canonical.encode(value)
+    except (CanonicalJsonError, RecursionError):
+        return None
+    return value if encoded == data else None

@@ -9,7 +9,9 @@ same canonical bytes (ENV-011). The payload text is read back by
 :func:`convledger.codec.decode_stored`, which gives the value the strict
 decoder ``convledger.canonical.decode`` gives on every canonical text (the
 store wrote it); by default at the speed of the C decoder
-(``convledger.fast.decode``, proven in ``tests/test_fast_decode.py``).
+(``convledger.fast.decode``, proven in ``tests/test_fast_decode.py``). A bounded
+read fetches the payload as its UTF-8 bytes instead and decodes them with
+:func:`convledger.codec.decode_stored_page` (:data:`READ_PAGE`).
 
 Every statement that reads the ledger is named here, so a test can ask SQLite
 for its query plan and prove it is a SEARCH on an index, never a SCAN of
@@ -33,7 +35,22 @@ READ_WINDOW = (
     f"SELECT {_COLUMNS} FROM events"
     " WHERE conversation_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?"
 )
-"""LED-008: one bounded keyset window of one conversation."""
+"""LED-008: one bounded keyset window of one conversation, whole rows (:func:`envelope_of`).
+
+The store's reads fetch the same window as :data:`READ_PAGE`; this shape is the one the
+benchmark floors and the test galleries replay.
+"""
+
+READ_PAGE = (
+    "SELECT seq, event_id, kind, schema_version, occurred_at, CAST(payload AS BLOB), ignorable"
+    " FROM events WHERE conversation_id = ? AND seq >= ? AND seq <= ? ORDER BY seq LIMIT ?"
+)
+"""LED-008: the window of :data:`READ_WINDOW` as the read path fetches it (:func:`read_window`).
+
+The conversation is the caller's own argument, so it is not fetched again, and the payload
+comes as the UTF-8 bytes SQLite holds (``CAST(payload AS BLOB)``), which the decoder reads
+without a text object being made first (:func:`convledger.codec.decode_stored_page`).
+"""
 
 READ_HEAD = "SELECT seq FROM events WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1"
 """LED-012: the last seq of one conversation."""
@@ -62,6 +79,7 @@ INSERT_EVENT = (
 
 LEDGER_READS = {
     "read_window": READ_WINDOW,
+    "read_page": READ_PAGE,
     "head": READ_HEAD,
     "find_event_id": FIND_EVENT_ID,
     "export": EXPORT_EVENTS,
@@ -126,9 +144,20 @@ def insert_events(connection: sqlite3.Connection, envelopes: Iterable[Envelope])
 def read_window(
     connection: sqlite3.Connection, conversation_id: str, from_seq: int, to_seq: int, limit: int
 ) -> list[Envelope]:
-    """LED-008: up to ``limit`` envelopes with ``from_seq <= seq <= to_seq``, by seq."""
-    rows = connection.execute(READ_WINDOW, (conversation_id, from_seq, to_seq, limit))
-    return [envelope_of(row) for row in rows.fetchall()]
+    """LED-008: up to ``limit`` envelopes with ``from_seq <= seq <= to_seq``, by seq.
+
+    The same envelopes as :func:`envelope_of` of each :data:`READ_WINDOW` row (SQL-005),
+    built here from :data:`READ_PAGE` rows: the row's values are the ones the store wrote and
+    checked (LED-001), so nothing is checked again; only the payload is decoded.
+    """
+    found = connection.execute(READ_PAGE, (conversation_id, from_seq, to_seq, limit)).fetchall()
+    payloads = codec.decode_stored_page([row[5] for row in found])
+    return [
+        Envelope(schema_version, event_id, conversation_id, seq, kind, occurred_at,
+                 payload, ignorable == 1)
+        for (seq, event_id, kind, schema_version, occurred_at, _, ignorable), payload
+        in zip(found, payloads, strict=True)
+    ]
 
 
 def export_events(connection: sqlite3.Connection, conversation_id: str) -> list[Envelope]:
