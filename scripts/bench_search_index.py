@@ -30,9 +30,10 @@ contender          the index write
                    to measure it), with a ``state/set`` payload of the same value
 =================  ==============================================================
 
-Rounds are interleaved (each round runs every contender in rotating order),
-and the ratio to ``raw`` is taken per round, so machine load hits all alike;
-the report gives the median ratio and the spread (min .. max over rounds).
+Calls are interleaved: each call runs every contender once, in an order that
+rotates call by call, so machine load hits all alike. A contender's figure is
+its median call (us/tx); its ratio is the median call of ``raw`` over its own,
+and the spread is that ratio taken per round (min .. max of round medians).
 
     python scripts/bench_search_index.py [--synchronous FULL] [--rounds 7] [--batch 1]
 """
@@ -269,34 +270,37 @@ def main() -> None:
             batch = events(rng, args.preload, f"pre{number}")
             for contender in contenders:
                 contender.append(f"conv-{number:05d}", batch)
-        seconds: dict[str, list[float]] = {c.name: [] for c in contenders}
-        ratios: dict[str, list[float]] = {c.name: [] for c in contenders}
+        # Each call runs every contender once, in an order that rotates call by call, so a
+        # burst of load hits all of them alike; a contender's figure is its median call.
+        calls: dict[str, list[float]] = {c.name: [] for c in contenders}
+        medians: dict[str, list[float]] = {c.name: [] for c in contenders}
         for turn in range(args.rounds):
             work = [(f"conv-{rng.randrange(args.conversations):05d}",
                      events(rng, args.batch, f"r{turn}c{call}"))
                     for call in range(args.calls)]
-            order = contenders[turn % len(contenders):] + contenders[:turn % len(contenders)]
-            taken: dict[str, float] = {}
-            for contender in order:
-                start = time.perf_counter()
-                for conversation_id, batch in work:
+            taken: dict[str, list[float]] = {c.name: [] for c in contenders}
+            for number, (conversation_id, batch) in enumerate(work):
+                shift = (turn * args.calls + number) % len(contenders)
+                for contender in contenders[shift:] + contenders[:shift]:
+                    start = time.perf_counter()
                     contender.append(conversation_id, batch)
-                taken[contender.name] = (time.perf_counter() - start) / args.calls
-            for name, value in taken.items():
-                seconds[name].append(value)
-                if "raw" in taken:
-                    ratios[name].append(taken["raw"] / value)
+                    taken[contender.name].append(time.perf_counter() - start)
+            for name, values in taken.items():
+                calls[name].extend(values)
+                medians[name].append(statistics.median(values))
         print(f"synchronous={args.synchronous} batch={args.batch} rounds={args.rounds}"
               f" calls={args.calls} preload={args.conversations}x{args.preload}")
-        print(f"{'contender':<14} {'us/tx':>9} {'ratio':>7} {'spread':>13}")
-        for name in seconds:
-            us = statistics.median(seconds[name]) * 1e6
-            if ratios[name]:
-                low, high = min(ratios[name]), max(ratios[name])
-                print(f"{name:<14} {us:9.0f} {statistics.median(ratios[name]):7.2f}"
-                      f" {low:6.2f}..{high:5.2f}")
-            else:
+        print(f"{'contender':<14} {'us/tx':>9} {'ratio':>7} {'rounds min..max':>16}")
+        floor = statistics.median(calls["raw"]) if "raw" in calls else None
+        for name, values in calls.items():
+            us = statistics.median(values) * 1e6
+            if floor is None:
                 print(f"{name:<14} {us:9.0f}")
+                continue
+            per_round = [raw / mine for raw, mine in zip(medians["raw"], medians[name],
+                                                          strict=True)]
+            print(f"{name:<14} {us:9.0f} {floor / statistics.median(values):7.2f}"
+                  f" {min(per_round):8.2f}..{max(per_round):5.2f}")
         for contender in contenders:
             if contender.name == "store":
                 contender.store.close()

@@ -49,7 +49,8 @@ def check_sqlite_create_and_reopen(ctx: CheckContext) -> None:
 
 
 BREAKAGES: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
-    ("a newer version", ("UPDATE meta SET value = '3'",), "not_supported", "SQL-012"),
+    ("a newer version", (f"UPDATE meta SET value = '{schema.LATEST_VERSION + 1}'",),
+     "not_supported", "SQL-012"),
     ("an unreadable version", ("UPDATE meta SET value = 'two'",), "integrity", "SQL-013"),
     ("no meta table", ("DROP TABLE meta",), "integrity", "SQL-014"),
     ("a missing index", ("DROP INDEX events_by_event_id",), "integrity", "SQL-015"),

@@ -28,5 +28,22 @@ def strings_of(payload: JsonValue) -> Iterator[str]:
 
 
 def event_text(payload: JsonValue) -> str:
-    """SQL-008: the text of an event with this (decoded, stored-order) payload."""
-    return " ".join(strings_of(payload))
+    """SQL-008: the text of an event with this (decoded, stored-order) payload.
+
+    The strings of :func:`strings_of`, collected by a plain recursion into one
+    list (a generator per nesting level costs more than the walk itself).
+    """
+    found: list[str] = []
+    _collect(payload, found)
+    return " ".join(found)
+
+
+def _collect(value: JsonValue, found: list[str]) -> None:
+    if isinstance(value, str):
+        found.append(value)
+    elif isinstance(value, dict):
+        for member in value.values():
+            _collect(member, found)
+    elif isinstance(value, list):
+        for item in value:
+            _collect(item, found)

@@ -3,7 +3,8 @@
 The caller (``opening.py``) has begun the write transaction *before* it read
 the table list and has validated the version 1 schema, so two processes that
 open one file at once cannot both migrate it (SQL-030): the second waits for
-the lock and then finds version 2.
+the lock and then finds version 3. A version 2 file is validated as version 2
+the same way before it migrates.
 
 Steps from version 1, all inside that one transaction (SQL-036):
 
