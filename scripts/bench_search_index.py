@@ -25,9 +25,11 @@ contender          the index write
 ``detail_column``  as ``py_lastrowid`` with ``detail=column`` (no positions)
 ``lagging``        no index write at append time (an index that lags, brought up
                    to date by a later batch; the ceiling of that design)
-``store``          ``SqliteStore.append`` of whatever ``convledger`` is imported
-                   (put another checkout's ``reference`` first on ``PYTHONPATH``
-                   to measure it), with a ``state/set`` payload of the same value
+``store``          ``SqliteStore.append`` of whatever ``convledger`` is imported,
+                   with a ``state/set`` payload of the same value
+``peer``           the same, in a worker process whose ``PYTHONPATH`` starts with
+                   ``--peer DIR`` (another checkout's ``reference``: the store
+                   before a change), timed inside the worker call by call
 =================  ==============================================================
 
 Calls are interleaved: each call runs every contender once, in an order that
@@ -35,16 +37,20 @@ rotates call by call, so machine load hits all alike. A contender's figure is
 its median call (us/tx); its ratio is the median call of ``raw`` over its own,
 and the spread is that ratio taken per round (min .. max of round medians).
 
-    python scripts/bench_search_index.py [--synchronous FULL] [--rounds 7] [--batch 1]
+    python scripts/bench_search_index.py [--synchronous FULL] [--rounds 7] [--batch 1] \
+        [--only raw trigger py store] [--peer /path/to/other/checkout/reference]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -99,6 +105,56 @@ def body_of(payload: Any) -> str:
 
 def scope_of(conversation_id: str) -> str:
     return conversation_id.encode("utf-8").hex().upper()
+
+
+def drafts_of(events: list[tuple[str, str, Any]]) -> list[Any]:
+    from convledger import EventDraft
+
+    return [
+        EventDraft(event_id=event_id, kind="state/set", occurred_at="2026-01-01T00:00:00.000Z",
+                   payload={"actor": "bench", "name": "slot", "value": value, "version": 1})
+        for event_id, _text, value in events
+    ]
+
+
+def worker(path: str, synchronous: str) -> None:
+    """``--worker``: a store on ``path``; each stdin line is one append, answered by its time."""
+    from convledger.sqlite import SqliteStore
+
+    store = SqliteStore(path, synchronous=synchronous)
+    for line in sys.stdin:
+        conversation_id, events = json.loads(line)
+        drafts = drafts_of([tuple(event) for event in events])
+        start = time.perf_counter()
+        store.append(conversation_id, drafts)
+        print(time.perf_counter() - start, flush=True)
+    store.close()
+
+
+class Peer:
+    """The ``peer`` contender: a :func:`worker` process on its own ``PYTHONPATH``."""
+
+    name = "peer"
+
+    def __init__(self, path: Path, synchronous: str, pythonpath: str) -> None:
+        environment = dict(os.environ, PYTHONPATH=pythonpath)
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--worker", str(path), "--synchronous", synchronous],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment)
+
+    def timed(self, conversation_id: str, events: list[tuple[str, str, Any]]) -> float:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps([conversation_id, events]) + "\n")
+        self.process.stdin.flush()
+        return float(self.process.stdout.readline())
+
+    def append(self, conversation_id: str, events: list[tuple[str, str, Any]]) -> None:
+        self.timed(conversation_id, events)
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
 
 
 class Contender:
@@ -202,15 +258,7 @@ class Contender:
 
     def append(self, conversation_id: str, events: list[tuple[str, str, Any]]) -> None:
         if self.name == "store":
-            from convledger import EventDraft
-
-            self.store.append(conversation_id, [
-                EventDraft(event_id=event_id, kind="state/set",
-                           occurred_at="2026-01-01T00:00:00.000Z",
-                           payload={"actor": "bench", "name": "slot", "value": value,
-                                    "version": 1})
-                for event_id, _text, value in events
-            ])
+            self.store.append(conversation_id, drafts_of(events))
             return
         db = self.db
         db.execute("BEGIN IMMEDIATE")
@@ -261,11 +309,18 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=100)
     parser.add_argument("--preload", type=int, default=100, help="events per conversation")
     parser.add_argument("--only", nargs="*", default=list(NAMES))
+    parser.add_argument("--peer", help="PYTHONPATH of the peer contender (another checkout)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.synchronous)
+        return
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
-        contenders = [Contender(name, Path(tmp) / f"{name}.db", args.synchronous)
-                      for name in args.only]
+        contenders: list[Any] = [Contender(name, Path(tmp) / f"{name}.db", args.synchronous)
+                                 for name in args.only if name != "peer"]
+        if args.peer:
+            contenders.append(Peer(Path(tmp) / "peer.db", args.synchronous, args.peer))
         for number in range(args.conversations):
             batch = events(rng, args.preload, f"pre{number}")
             for contender in contenders:
@@ -282,6 +337,9 @@ def main() -> None:
             for number, (conversation_id, batch) in enumerate(work):
                 shift = (turn * args.calls + number) % len(contenders)
                 for contender in contenders[shift:] + contenders[:shift]:
+                    if isinstance(contender, Peer):
+                        taken["peer"].append(contender.timed(conversation_id, batch))
+                        continue
                     start = time.perf_counter()
                     contender.append(conversation_id, batch)
                     taken[contender.name].append(time.perf_counter() - start)
@@ -302,7 +360,9 @@ def main() -> None:
             print(f"{name:<14} {us:9.0f} {floor / statistics.median(values):7.2f}"
                   f" {min(per_round):8.2f}..{max(per_round):5.2f}")
         for contender in contenders:
-            if contender.name == "store":
+            if isinstance(contender, Peer):
+                contender.close()
+            elif contender.name == "store":
                 contender.store.close()
             else:
                 contender.db.close()
