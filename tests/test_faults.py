@@ -78,10 +78,11 @@ def test_inject_none_ends_the_plan(tmp_path: Path) -> None:
         plan = CountingPlan()
         store.inject(plan)
         store.append("c", [_draft("e-1")])
-        assert [point.kind for point in plan.points] == ["write", "commit"]
+        # SQL-070: the event's row and its index row are two write points
+        assert [point.kind for point in plan.points] == ["write", "write", "commit"]
         store.inject(None)
         store.append("c", [_draft("e-2")])
-        assert len(plan.points) == 2
+        assert len(plan.points) == 3
     finally:
         store.close()
 

@@ -30,6 +30,7 @@ from convledger.sqlite import (
 )
 from convledger.sqlite.fixtures import deny_fts5, execute_raw, file_digest, write_v1_database
 from convledger.sqlite.opening import diagnose
+from convledger.sqlite.schema import FTS_INSERT_TRIGGER, LATEST_VERSION
 
 
 @pytest.fixture
@@ -57,15 +58,15 @@ def refuse_unchanged(
 # -- creating and opening ------------------------------------------------------------
 
 
-def test_missing_file_is_created_at_version_2(tmp_path: Path) -> None:
-    """SQL-010: a missing file is created at schema version 2 with 16 KiB pages and WAL."""
+def test_missing_file_is_created_at_the_latest_version(tmp_path: Path) -> None:
+    """SQL-010: a missing file is created at schema version 3 with 16 KiB pages and WAL."""
     path = tmp_path / "new.sqlite"
     store = SqliteStore(path)
     assert store.outcome == "created"
     store.close()
     connection = sqlite3.connect(path)
     assert connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
-        == ("2",)
+        == (str(LATEST_VERSION),)
     assert connection.execute("PRAGMA page_size").fetchone() == (16384,)
     assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     connection.close()
@@ -107,7 +108,7 @@ def test_diagnosis_of_a_valid_file_has_no_problem(v2_file: Path) -> None:
     connection = sqlite3.connect(v2_file)
     diagnosis = diagnose(connection)
     connection.close()
-    assert (diagnosis.version, diagnosis.problems, diagnosis.fts_status) == (2, (), "ok")
+    assert (diagnosis.version, diagnosis.problems, diagnosis.fts_status) == (3, (), "ok")
 
 
 # -- refusals of the schema -----------------------------------------------------------
@@ -115,10 +116,10 @@ def test_diagnosis_of_a_valid_file_has_no_problem(v2_file: Path) -> None:
 
 def test_newer_version_is_refused_unchanged(v2_file: Path) -> None:
     """SQL-012: a newer schema version is refused as not_supported, file unchanged."""
-    execute_raw(v2_file, ["UPDATE meta SET value = '3' WHERE key = 'schema_version'"])
+    execute_raw(v2_file, ["UPDATE meta SET value = '4' WHERE key = 'schema_version'"])
     error = refuse_unchanged(v2_file, SchemaTooNewError, "not_supported")
     assert isinstance(error, SchemaTooNewError)
-    assert (error.found, error.supported) == (3, 2)
+    assert (error.found, error.supported) == (4, 3)
 
 
 @pytest.mark.parametrize("value", ["two", "0", "-1", "2.0", " 2"])
@@ -216,7 +217,6 @@ def test_denying_fts5_really_prevents_fts5_tables(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("statement", "missing"),
     [
-        ("DROP TRIGGER events_fts_after_insert", ("events_fts_after_insert",)),
         ("DROP TRIGGER events_fts_after_delete", ("events_fts_after_delete",)),
         ("DROP TABLE events_fts_docsize", ("events_fts_docsize",)),
         ("DROP TABLE events_fts_idx", ("events_fts_idx",)),
@@ -257,9 +257,22 @@ def test_unknown_fts5_table_is_refused_unchanged(v2_file: Path, definition: str)
 def test_altered_fts5_trigger_is_refused_unchanged(v2_file: Path) -> None:
     """SQL-019: an FTS5 trigger with another body is refused."""
     execute_raw(v2_file, [
-        "DROP TRIGGER events_fts_after_insert",
-        "CREATE TRIGGER events_fts_after_insert AFTER INSERT ON events BEGIN SELECT 1; END",
+        "DROP TRIGGER events_fts_after_delete",
+        "CREATE TRIGGER events_fts_after_delete AFTER DELETE ON events BEGIN SELECT 1; END",
     ])
+    error = refuse_unchanged(v2_file, Fts5UnknownError, "integrity")
+    assert isinstance(error, Fts5UnknownError)
+    assert error.altered == ("events_fts_after_delete",)
+
+
+@pytest.mark.parametrize("body", [FTS_INSERT_TRIGGER.sql, "CREATE TRIGGER events_fts_after_insert"
+                                  " AFTER INSERT ON events BEGIN SELECT 1; END"])
+def test_version_3_holding_the_insert_trigger_is_refused_unchanged(v2_file: Path,
+                                                                   body: str) -> None:
+    """SQL-071: a version 3 file holding ``events_fts_after_insert`` (version 2's trigger, or
+    any trigger of that name) is refused: the store indexes each event itself (SQL-070), so
+    the trigger would index it twice or otherwise."""
+    execute_raw(v2_file, [body])
     error = refuse_unchanged(v2_file, Fts5UnknownError, "integrity")
     assert isinstance(error, Fts5UnknownError)
     assert error.altered == ("events_fts_after_insert",)

@@ -25,7 +25,12 @@ from convledger.sqlite import (
 )
 from convledger.sqlite.faults import FaultingConnection
 from convledger.sqlite.fixtures import query_plan, scans_events
-from convledger.sqlite.rows import INSERT_EVENT, LEDGER_READS
+from convledger.sqlite.rows import (
+    INSERT_EVENT,
+    INSERT_SEARCH_ROW,
+    LEDGER_READS,
+    NEXT_SEARCH_ROWID,
+)
 from convledger.store import Capability
 
 
@@ -154,12 +159,34 @@ def test_every_ledger_read_searches_an_index(store: SqliteStore, name: str) -> N
 
 
 def test_insert_finds_its_search_rowid_by_search(store: SqliteStore) -> None:
-    """SQL-007, SQL-008: the append statement takes the next FTS5 rowid without a scan."""
+    """SQL-007, SQL-067: the next FTS5 rowid is read from the index's last key, not a scan,
+    and neither the event's insert nor its index row's reads events."""
     connection = raw(store)
-    plan = query_plan(connection, INSERT_EVENT)
-    connection.close()
-    assert not scans_events(plan)
+    plan = query_plan(connection, NEXT_SEARCH_ROWID)
     assert any("events_fts" in line and line.startswith("SEARCH") for line in plan), plan
+    for statement in (INSERT_EVENT, INSERT_SEARCH_ROW):
+        assert not scans_events(query_plan(connection, statement)), statement
+    connection.close()
+
+
+def test_append_writes_one_index_row_per_event_without_a_trigger(store: SqliteStore) -> None:
+    """SQL-070: the store writes each event's index row (rowid, text in stored member order,
+    scope token, conversation and seq); the file holds no insert trigger."""
+    # members given out of canonical order: the text follows the stored (sorted) order
+    value: JsonValue = {"z": "zulu", "a": ["alpha", 1, {"m": "mike\x00x"}]}
+    store.append("c\x00ü", [draft("e-1", value=value), draft("e-2", value="Köln")])
+    connection = raw(store)
+    triggers = connection.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'events'"
+        " ORDER BY name").fetchall()
+    indexed = connection.execute(
+        "SELECT e.seq, f.body, f.scope, f.conversation_id, f.seq FROM events AS e"
+        " JOIN events_fts AS f ON f.rowid = e.search_rowid ORDER BY e.seq").fetchall()
+    connection.close()
+    assert triggers == [("events_are_immutable",), ("events_fts_after_delete",)]
+    scope = "c\x00ü".encode().hex().upper()
+    assert indexed == [(1, "tester slot alpha mike\x00x zulu", scope, "c\x00ü", 1),
+                       (2, "tester slot Köln", scope, "c\x00ü", 2)]
 
 
 # -- capabilities, reopen, close ---------------------------------------------------------

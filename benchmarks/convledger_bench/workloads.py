@@ -102,21 +102,20 @@ def build_reference_file(path: Path, size: int) -> None:
     """The reference SQLite ledger of ``size`` events, written fast but row for row as the store.
 
     The store creates the file (schema, pragmas, page size); the rows are the
-    store's own (``rows.event_row`` of the envelopes ``append`` would place,
-    inserted by ``rows.INSERT_EVENT``, so the FTS5 trigger runs), in the
-    order :func:`fill_plan` appends them, many per transaction.
+    store's own (the envelopes ``append`` would place, inserted by
+    ``rows.insert_events``, which writes each event's FTS5 row too, SQL-070),
+    in the order :func:`fill_plan` appends them, many per transaction.
     """
     SqliteStore(path, synchronous="NORMAL").close()
     connection = sqlite3.connect(path, isolation_level=None)
     try:
         heads: dict[str, int] = {}
-        pending: list[rows.Row] = []
+        pending: list[Envelope] = []
         for conversation_id, indexes in fill_plan(size):
             for index in indexes:
                 seq = heads.get(conversation_id, 0) + 1
                 heads[conversation_id] = seq
-                placed = Envelope.from_draft(draft(index), conversation_id, seq)
-                pending.append(rows.event_row(placed))
+                pending.append(Envelope.from_draft(draft(index), conversation_id, seq))
             if len(pending) >= 5000:
                 _insert(connection, pending)
                 pending = []
@@ -127,9 +126,9 @@ def build_reference_file(path: Path, size: int) -> None:
         connection.close()
 
 
-def _insert(connection: sqlite3.Connection, pending: list[rows.Row]) -> None:
+def _insert(connection: sqlite3.Connection, pending: list[Envelope]) -> None:
     connection.execute("BEGIN IMMEDIATE")
-    connection.executemany(rows.INSERT_EVENT, pending)
+    rows.insert_events(connection, pending)
     connection.execute("COMMIT")
 
 

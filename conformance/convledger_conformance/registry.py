@@ -161,6 +161,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.durability.checks",
     "convledger_conformance.durability.checks_migration",
     "convledger_conformance.sqlite.checks_search",
+    "convledger_conformance.sqlite.checks_index",
     "convledger_conformance.ledger.checks_tools",
     "convledger_conformance.vectors.checks",
     "convledger_conformance.wire.checks",

@@ -93,7 +93,8 @@ def check_sqlite_schema_objects(ctx: CheckContext) -> None:
         try:
             version = connection.execute("SELECT value FROM meta WHERE key = ?",
                                          (schema.VERSION_KEY,)).fetchone()
-            if version != ("2",) or connection.execute("PRAGMA user_version").fetchone() != (0,):
+            user_version = connection.execute("PRAGMA user_version").fetchone()
+            if version != (str(schema.LATEST_VERSION),) or user_version != (0,):
                 fail("SQL-001", f"meta holds {version!r}; the version belongs in meta only")
             # What SQLite itself refuses comes first, so a missing trigger or index
             # fails the rule it enforces (SQL-004, SQL-006), not only SQL-002.
@@ -107,7 +108,8 @@ def check_sqlite_schema_objects(ctx: CheckContext) -> None:
                                    "an UPDATE of an event")
             stored = {name: " ".join(sql.split()) for name, sql in connection.execute(
                 "SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL")}
-            for item in (*schema.V2_CORE, schema.FTS_TABLE, *schema.FTS_TRIGGERS):
+            for item in (*schema.V2_CORE, schema.FTS_TABLE,
+                         *schema.fts_triggers(schema.LATEST_VERSION)):
                 if schema.normalize_sql(stored.get(item.name, "")) != item.normalized:
                     fail("SQL-002", f"{item.name} is missing or defined otherwise")
             for table in ("heads", "runs", "admissions", "messages"):

@@ -49,7 +49,8 @@ def check_sqlite_create_and_reopen(ctx: CheckContext) -> None:
 
 
 BREAKAGES: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
-    ("a newer version", ("UPDATE meta SET value = '3'",), "not_supported", "SQL-012"),
+    ("a newer version", (f"UPDATE meta SET value = '{schema.LATEST_VERSION + 1}'",),
+     "not_supported", "SQL-012"),
     ("an unreadable version", ("UPDATE meta SET value = 'two'",), "integrity", "SQL-013"),
     ("no meta table", ("DROP TABLE meta",), "integrity", "SQL-014"),
     ("a missing index", ("DROP INDEX events_by_event_id",), "integrity", "SQL-015"),
@@ -101,9 +102,9 @@ def check_sqlite_fts_refusals(ctx: CheckContext) -> None:
         refused_unchanged(lambda: opener(v1, connection_hook=deny_fts5), v1, "not_supported",
                           ["SQL-017"], "migrating without FTS5")
         cases: list[tuple[str, str, str | None, str, str]] = [
-            ("SQL-017", "not_supported", None, "a version 2 file without FTS5", ""),
-            ("SQL-018", "integrity", "DROP TRIGGER events_fts_after_insert", "a missing trigger",
-             "events_fts_after_insert"),
+            ("SQL-017", "not_supported", None, "a version 3 file without FTS5", ""),
+            ("SQL-018", "integrity", "DROP TRIGGER events_fts_after_delete", "a missing trigger",
+             "events_fts_after_delete"),
             ("SQL-018", "integrity", "DROP TABLE events_fts_config", "a missing shadow table",
              "events_fts_config"),
             ("SQL-018", "integrity", "DROP TABLE events_fts", "a missing FTS5 table",

@@ -1,13 +1,15 @@
 """The fault seam of the SQLite store (FLT-001, FLT-002): its connection asks the plan.
 
 Every connection of :class:`~convledger.sqlite.SqliteStore` is made from
-:func:`faulting_factory` of its ``connection_factory``: a subclass whose
-``execute`` and ``executemany`` (the only two calls the store's statements go
-through) ask the connection's ``fault_plan`` before each write point
-(:func:`convledger.faults.write_point`). While no plan is set, which is
-always outside tests, the statement runs unchanged; when the plan names a
-fault, the connection raises the ``sqlite3.OperationalError`` SQLite itself
-raises for it, with its result code, instead of running the statement:
+:func:`faulting_factory` of its ``connection_factory``. While no plan is set,
+which is always outside tests, its statements run through the base class
+unchanged and at no extra cost; ``inject(plan)`` switches the connection to
+the :func:`asking` subclass, whose ``execute`` and ``executemany`` (the only
+two calls the store's statements go through) ask the ``fault_plan`` before
+each write point (:func:`convledger.faults.write_point`), and ``inject(None)``
+switches it back. When the plan names a fault, the connection raises the
+``sqlite3.OperationalError`` SQLite itself raises for it, with its result
+code, instead of running the statement:
 
 | fault       | error code (name)                                  |
 |-------------|----------------------------------------------------|
@@ -51,17 +53,31 @@ def driver_error(fault: Fault, point: WritePoint) -> sqlite3.OperationalError:
 
 
 class FaultingConnection(sqlite3.Connection):
-    """A connection that asks ``fault_plan`` before each write point (FLT-002)."""
+    """A connection with the fault seam (FLT-002): :meth:`FaultSeam.inject` sets its plan.
+
+    While no plan is set it runs every statement exactly as its base class
+    does, at no cost per statement: only :func:`asking` subclasses override
+    ``execute`` and ``executemany``, and ``inject`` moves a connection between
+    the quiet class and its asking one (the two have one layout, so
+    ``__class__`` may change on a live connection).
+    """
 
     fault_plan: FaultPlan | None = None
 
+
+class _Asks:
+    """The override of an asking class: consult ``fault_plan`` before each write point."""
+
+    __slots__ = ()
+    fault_plan: FaultPlan | None
+
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         self._ask(sql)
-        return super().execute(sql, parameters)
+        return super().execute(sql, parameters)  # type: ignore[misc,no-any-return]
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
         self._ask(sql)
-        return super().executemany(sql, parameters)
+        return super().executemany(sql, parameters)  # type: ignore[misc,no-any-return]
 
     def _ask(self, sql: str) -> None:
         plan = self.fault_plan
@@ -76,6 +92,8 @@ class FaultingConnection(sqlite3.Connection):
 
 
 _MADE: dict[type[sqlite3.Connection], type[FaultingConnection]] = {}
+_ASKING: dict[type[FaultingConnection], type[FaultingConnection]] = {}
+_QUIET: dict[type[FaultingConnection], type[FaultingConnection]] = {}
 
 
 def faulting_factory(base: type[sqlite3.Connection]) -> type[FaultingConnection]:
@@ -87,6 +105,23 @@ def faulting_factory(base: type[sqlite3.Connection]) -> type[FaultingConnection]
     return _MADE[base]
 
 
+def asking(quiet: type[FaultingConnection]) -> type[FaultingConnection]:
+    """The subclass of ``quiet`` whose statements ask ``fault_plan`` first (made once)."""
+    if quiet in _QUIET:  # already an asking class
+        return quiet
+    if quiet not in _ASKING:
+        made = type(f"Asking{quiet.__name__}", (_Asks, quiet), {})
+        _ASKING[quiet] = made
+        _QUIET[made] = quiet
+    return _ASKING[quiet]
+
+
+def quiet(connection_class: type[FaultingConnection]) -> type[FaultingConnection]:
+    """The class without the per-statement check that :func:`asking` made ``connection_class``
+    from (itself when it asks nothing)."""
+    return _QUIET.get(connection_class, connection_class)
+
+
 def planned(plan: FaultPlan, base: type[sqlite3.Connection] = sqlite3.Connection) -> type[
     FaultingConnection
 ]:
@@ -95,7 +130,8 @@ def planned(plan: FaultPlan, base: type[sqlite3.Connection] = sqlite3.Connection
     What a store's ``inject`` cannot reach: the statements of opening a file,
     a migration among them (FLT-006), run before the store exists.
     """
-    return type("PlannedConnection", (faulting_factory(base),), {"fault_plan": plan})
+    made = type("PlannedConnection", (faulting_factory(base),), {"fault_plan": plan})
+    return asking(made)
 
 
 class FaultSeam:
@@ -109,3 +145,5 @@ class FaultSeam:
         if not isinstance(connection, FaultingConnection):  # made by faulting_factory always
             raise TypeError(f"{type(connection).__name__} has no fault seam")
         connection.fault_plan = plan
+        base = quiet(type(connection))
+        connection.__class__ = base if plan is None else asking(base)

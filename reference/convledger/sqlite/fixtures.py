@@ -1,6 +1,7 @@
 """Files for tests and conformance checks of the SQLite chapter: builders and probes.
 
 Tests and checks need the same things: a version 1 database with some rows, a
+version 2 database with some events (as release 0.1.0 wrote them), a
 way to break a file on purpose (drop or redefine one object), a connection on
 which FTS5 is denied, the digest of a file to prove a refusal left it alone
 (SQL-022), and the query plan of a statement (SQL-007). They live here, once,
@@ -18,12 +19,14 @@ import attrs
 
 from convledger import canonical
 from convledger.canonical import JsonValue
+from convledger.envelope import Envelope
 from convledger.memory import MemoryStore
 from convledger.runtime.records import Head
 from convledger.runtime.state import RuntimeState
 from convledger.runtime.transitions import Accept, Acquire, Fence, Terminal, Transition
 from convledger.runtime.view import Status
 from convledger.sqlite import schema
+from convledger.sqlite.rows import event_row
 from convledger.sqlite.runtime_view import admission_row, head_row, message_row, run_row
 
 Row = tuple[object, ...]
@@ -137,6 +140,34 @@ def write_v1_database(
         connection.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)", rows.runs)
         connection.executemany("INSERT INTO admissions VALUES (?, ?, ?, ?, ?, ?)",
                                rows.admissions)
+        connection.execute("COMMIT")
+    finally:
+        connection.close()
+
+
+V2_INSERT_EVENT = (
+    "INSERT INTO events (conversation_id, seq, event_id, kind, schema_version, occurred_at,"
+    " payload, ignorable, search_rowid)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(rowid), 0) + 1 FROM events_fts))"
+)
+"""How a version 2 store (release 0.1.0) inserted an event: its trigger indexed it."""
+
+
+def write_v2_database(
+    path: str | os.PathLike[str], events: Iterable[Envelope], *, page_size: int = 4096
+) -> None:
+    """A version 2 database (rollback journal) holding ``events`` as release 0.1.0 wrote them:
+    inserted one by one, each indexed by version 2's ``events_fts_after_insert`` trigger."""
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute(f"PRAGMA page_size = {int(page_size)}")
+        connection.execute("BEGIN")
+        for statement in schema.creation_script(2):
+            connection.execute(statement)
+        connection.execute("INSERT INTO meta (key, value) VALUES (?, ?)",
+                           (schema.VERSION_KEY, "2"))
+        for envelope in events:
+            connection.execute(V2_INSERT_EVENT, event_row(envelope))
         connection.execute("COMMIT")
     finally:
         connection.close()

@@ -1,25 +1,31 @@
-"""Migration of a version 1 database to version 2 (SQL-030 .. SQL-037).
+"""Migration of a version 1 or 2 database to version 3 (SQL-030 .. SQL-037, SQL-072).
 
 The caller (``opening.py``) has begun the write transaction *before* it read
 the table list and has validated the version 1 schema, so two processes that
 open one file at once cannot both migrate it (SQL-030): the second waits for
-the lock and then finds version 2.
+the lock and then finds version 3. A version 2 file is validated as version 2
+the same way before it migrates.
 
-Steps, all inside that one transaction (SQL-036):
+Steps from version 1, all inside that one transaction (SQL-036):
 
 =====================  ======================================================
 step                   what it does
 =====================  ======================================================
-``create_objects``     create the version 2 tables, indexes, FTS5 table and
-                       triggers
+``create_objects``     create the version 3 tables, indexes, FTS5 table and
+                       trigger
 ``check_rows``         refuse rows of runs, admissions or messages whose
                        conversation has no head, and records that are not
                        records of chapter TRN or disagree with their row's
                        columns (SQL-037, SQL-054)
 ``write_baselines``    one ``runtime/baseline`` at seq 1 per head, in
                        conversation id order (SQL-031)
-``set_version``        ``meta.schema_version`` becomes 2
+``set_version``        ``meta.schema_version`` becomes 3
 =====================  ======================================================
+
+From version 2 (SQL-072) there are two steps: ``drop_insert_trigger`` (the
+FTS5 index and its rows stay as they are; from now on the store writes each
+new event's index row itself, SQL-070) and ``set_version``. The rows a
+version 2 file indexed keep the text its trigger gave them.
 
 ``on_step`` is called with each step's name after it ran; it lets tests
 inject a failure after any step and prove the file is exactly the version 1
@@ -60,7 +66,9 @@ from convledger.sqlite.runtime_view import (
 )
 
 STEPS = ("create_objects", "check_rows", "write_baselines", "set_version")
-"""The migration steps, in order; ``on_step`` receives each name."""
+"""The migration steps from version 1, in order; ``on_step`` receives each name."""
+STEPS_FROM_V2 = ("drop_insert_trigger", "set_version")
+"""The migration steps from version 2, in order (SQL-072)."""
 
 StepObserver = Callable[[str], None]
 
@@ -71,11 +79,43 @@ class MigrationReport:
 
     conversations: tuple[str, ...]
     migrated_at: str
+    from_version: int = 1
+    """The version the file had (1 or 2); only version 1 gets baselines."""
 
     @property
     def baselines(self) -> int:
         """One baseline event per conversation (SQL-031)."""
         return len(self.conversations)
+
+
+def migrate(
+    connection: sqlite3.Connection,
+    *,
+    from_version: int,
+    registry: KindRegistry,
+    clock: Callable[[], str],
+    new_event_id: Callable[[], str],
+    on_step: StepObserver | None = None,
+) -> MigrationReport:
+    """Migrate a version 1 or 2 file inside the caller's write transaction (module table)."""
+    if from_version == 2:
+        notify = on_step or (lambda step: None)
+        migrated_at = _migration_time(clock)
+        for statement in schema.upgrade_script(2):
+            connection.execute(statement)
+        notify("drop_insert_trigger")
+        _set_version(connection)
+        notify("set_version")
+        return MigrationReport(conversations=(), migrated_at=migrated_at, from_version=2)
+    return migrate_v1(
+        connection, registry=registry, clock=clock, new_event_id=new_event_id, on_step=on_step
+    )
+
+
+def _set_version(connection: sqlite3.Connection) -> None:
+    connection.execute(
+        "UPDATE meta SET value = ? WHERE key = ?", (str(schema.LATEST_VERSION), schema.VERSION_KEY)
+    )
 
 
 def migrate_v1(
@@ -88,7 +128,7 @@ def migrate_v1(
 ) -> MigrationReport:
     """Run every step of the table above on a connection inside its write transaction."""
     notify = on_step or (lambda step: None)
-    for statement in schema.upgrade_script():
+    for statement in schema.upgrade_script(1):
         connection.execute(statement)
     notify("create_objects")
     _refuse_orphans(connection)
@@ -111,9 +151,7 @@ def migrate_v1(
             )
         rows.insert_events(connection, [envelope])
     notify("write_baselines")
-    connection.execute(
-        "UPDATE meta SET value = ? WHERE key = ?", (str(schema.LATEST_VERSION), schema.VERSION_KEY)
-    )
+    _set_version(connection)
     notify("set_version")
     return MigrationReport(conversations=conversations, migrated_at=migrated_at)
 

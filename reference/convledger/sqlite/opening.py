@@ -11,8 +11,8 @@ Theory of operation
 3. :func:`diagnose` the file: its schema version and every problem, in the
    order of the refusal table of ``errors.py``. It also probes FTS5 by
    creating and dropping a table in the ``temp`` schema (SQL-017).
-4. Act: refuse with the first problem; create version 2 in an empty file;
-   migrate a version 1 file; accept a valid version 2 file. Commit (DUR-008).
+4. Act: refuse with the first problem; create version 3 in an empty file;
+   migrate a version 1 or 2 file; accept a valid version 3 file. Commit (DUR-008).
 5. Switch a file to WAL (SQL-042) only after the schema is settled, so a
    refused open has not touched a byte of the file (SQL-022, FLT-006).
 
@@ -49,7 +49,7 @@ from convledger.sqlite.errors import (
     driver_boundary,
 )
 from convledger.sqlite.journal import use_wal
-from convledger.sqlite.migration import MigrationReport, StepObserver, migrate_v1
+from convledger.sqlite.migration import MigrationReport, StepObserver, migrate
 
 MEMORY = ":memory:"
 SYNCHRONOUS_LEVELS = ("NORMAL", "FULL", "EXTRA")
@@ -106,7 +106,7 @@ class Diagnosis:
                 return "partial"
             if isinstance(problem, Fts5UnknownError):
                 return "unknown"
-        return "ok" if self.version == schema.LATEST_VERSION else "absent"
+        return "ok" if self.version in (2, schema.LATEST_VERSION) else "absent"
 
 
 @attrs.frozen
@@ -216,10 +216,15 @@ def _act(
             (schema.VERSION_KEY, str(schema.LATEST_VERSION)),
         )
         return Opened(connection, "created")
-    if diagnosis.version == 1:
-        _refuse_read_only(settings, "a version 1 database needs migrating to version 2")
-        report = migrate_v1(
+    if diagnosis.version is not None and diagnosis.version < schema.LATEST_VERSION:
+        _refuse_read_only(
+            settings,
+            f"a version {diagnosis.version} database needs migrating to version "
+            f"{schema.LATEST_VERSION}",
+        )
+        report = migrate(
             connection,
+            from_version=diagnosis.version,
             registry=registry,
             clock=settings.clock,
             new_event_id=settings.new_event_id,
@@ -252,8 +257,8 @@ def diagnose(connection: sqlite3.Connection) -> Diagnosis:
     assert version is not None
     problems = [] if fts5 else [_unavailable()]
     problems.extend(core_problems(inventory, version))
-    if version == schema.LATEST_VERSION:
-        problems.extend(fts_problems(inventory))
+    if version >= 2:
+        problems.extend(fts_problems(inventory, version))
     return Diagnosis(version, False, fts5, tuple(problems))
 
 
@@ -335,21 +340,23 @@ def core_problems(inventory: Inventory, version: int) -> list[LedgerError]:
     return problems
 
 
-def fts_problems(inventory: Inventory) -> list[LedgerError]:
-    """SQL-018, SQL-019: the FTS5 index of version 2 is partial or unknown."""
+def fts_problems(inventory: Inventory, version: int) -> list[LedgerError]:
+    """SQL-018, SQL-019, SQL-071: the FTS5 index of version 2 or 3 is partial or unknown."""
     table = schema.FTS_TABLE
+    triggers = schema.fts_triggers(version)
     if table.name in inventory and not _same(inventory[table.name], table):
         return [Fts5UnknownError(
-            f"{table.name} is defined otherwise than version 2 defines it",
+            f"{table.name} is defined otherwise than version {version} defines it",
             altered=(table.name,),
         )]
-    wanted = (table.name, *schema.FTS_SHADOW_TABLES, *(item.name for item in schema.FTS_TRIGGERS))
+    wanted = (table.name, *schema.FTS_SHADOW_TABLES, *(item.name for item in triggers))
     missing = tuple(name for name in wanted if name not in inventory)
     if missing:
         return [Fts5PartialError(f"the FTS5 index lacks {', '.join(missing)}", missing=missing)]
-    altered = tuple(
-        item.name for item in schema.FTS_TRIGGERS if not _same(inventory[item.name], item)
-    )
+    altered = tuple(item.name for item in triggers if not _same(inventory[item.name], item))
+    # SQL-071: version 3 indexes from Python; version 2's insert trigger would index twice.
+    if version >= 3 and schema.FTS_INSERT_TRIGGER.name in inventory:
+        altered = (*altered, schema.FTS_INSERT_TRIGGER.name)
     if altered:
         return [Fts5UnknownError(f"FTS5 triggers defined otherwise: {', '.join(altered)}",
                                  altered=altered)]

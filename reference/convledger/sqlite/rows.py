@@ -25,6 +25,8 @@ from collections.abc import Iterable, Sequence
 
 from convledger import canonical, codec
 from convledger.envelope import Envelope
+from convledger.search.query import scope_token
+from convledger.search.text import event_text
 
 MAX_SEQ = canonical.MAX_SAFE_INTEGER
 """The largest seq an envelope may carry (ENV-006); the open upper end of a window."""
@@ -70,12 +72,19 @@ NEXT_CONVERSATION = (
 COUNT_EVENTS = "SELECT count(*), max(seq) FROM events WHERE conversation_id = ?"
 """Inspection: how many events one conversation has, and its head."""
 
-# SQL-067: search_rowid is above every rowid events_fts holds when the event is inserted.
 INSERT_EVENT = (
-    f"INSERT INTO events ({_COLUMNS}, search_rowid)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(rowid), 0) + 1 FROM events_fts))"
+    f"INSERT INTO events ({_COLUMNS}, search_rowid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-"""SQL-008: store one envelope; the FTS5 trigger indexes it with the rowid chosen here."""
+"""SQL-008: store one envelope with the ``search_rowid`` of its index row."""
+
+NEXT_SEARCH_ROWID = "SELECT coalesce(max(rowid), 0) + 1 FROM events_fts"
+"""SQL-067: the first rowid above every one ``events_fts`` holds (FTS5 answers it from the
+last key of its index, not by a scan)."""
+
+INSERT_SEARCH_ROW = (
+    "INSERT INTO events_fts (rowid, body, scope, conversation_id, seq) VALUES (?, ?, ?, ?, ?)"
+)
+"""SQL-070: the index row of one event, written by the store after the event's row."""
 
 LEDGER_READS = {
     "read_window": READ_WINDOW,
@@ -138,7 +147,7 @@ def first_stored_event_id(
 
 def insert_events(connection: sqlite3.Connection, envelopes: Iterable[Envelope]) -> None:
     """Store envelopes as they are; the caller holds the write transaction (SQL-040)."""
-    connection.executemany(INSERT_EVENT, (event_row(envelope) for envelope in envelopes))
+    insert_placed(connection, envelopes)
 
 
 def read_window(
@@ -189,11 +198,9 @@ def insert_placed(
     """
     if payloads is None:
         stored = [event_row(envelope) for envelope in envelopes]
-        connection.executemany(INSERT_EVENT, stored)
-        return tuple(envelope_of(row) for row in stored)
-    connection.executemany(
-        INSERT_EVENT,
-        [
+        placed = tuple(envelope_of(row) for row in stored)
+    else:
+        stored = [
             (
                 envelope.conversation_id,
                 envelope.seq,
@@ -205,6 +212,21 @@ def insert_placed(
                 1 if envelope.ignorable else 0,
             )
             for envelope, payload in zip(envelopes, payloads, strict=True)
+        ]
+        placed = tuple(envelopes)
+    # SQL-067, SQL-070: the batch takes the next rowids, in seq order; each event's index row
+    # holds the text of the payload as stored (decoded from the row, or the decoding of the
+    # canonical text the append wrote, so in its member order).
+    first = int(connection.execute(NEXT_SEARCH_ROWID).fetchone()[0])
+    connection.executemany(
+        INSERT_EVENT, [(*row, rowid) for rowid, row in enumerate(stored, start=first)]
+    )
+    connection.executemany(
+        INSERT_SEARCH_ROW,
+        [
+            (rowid, event_text(envelope.payload), scope_token(envelope.conversation_id),
+             envelope.conversation_id, envelope.seq)
+            for rowid, envelope in enumerate(placed, start=first)
         ],
     )
-    return tuple(envelopes)
+    return placed

@@ -31,6 +31,12 @@ the integer the FTS5 index needs as its rowid (a ``WITHOUT ROWID`` table has
 none): the insert takes the next free rowid of ``events_fts`` inside the same
 write transaction, and the AFTER DELETE trigger removes exactly that row.
 
+Version 3 (SQL-070) drops the trigger ``events_fts_after_insert``: the store
+writes an event's index row itself, in the statement after the event's, from
+the payload value it already holds (``rows.insert_events``), instead of
+SQLite walking the stored JSON again with ``json_tree``. Every other object
+is version 2's; a version 2 file migrates by dropping the trigger.
+
 The FTS5 table keeps its own copy of the indexed text (snippets need it) and
 the ``conversation_id`` and ``seq`` of each row (unindexed), so a hit maps back
 to its event by primary key. ``scope`` holds one token per conversation (the
@@ -44,9 +50,9 @@ import re
 
 import attrs
 
-LATEST_VERSION = 2
+LATEST_VERSION = 3
 """The schema version a fresh file receives (SQL-010)."""
-KNOWN_VERSIONS = (1, 2)
+KNOWN_VERSIONS = (1, 2, 3)
 """Every schema version this store can open (SQL-001, SQL-012)."""
 NEW_FILE_PAGE_SIZE = 16384
 """Page size of files this store creates (SQL-010); see the layout note above."""
@@ -306,39 +312,47 @@ FTS_SHADOW_TABLES = (
 )
 """The tables FTS5 keeps for ``events_fts``; every one must exist (SQL-018)."""
 
-# SRC-004: every writer of events (migration's baseline too) is indexed; a purge unindexes.
-FTS_TRIGGERS: tuple[SchemaObject, ...] = (
-    _trigger(
-        "events_fts_after_insert",
-        """CREATE TRIGGER events_fts_after_insert AFTER INSERT ON events
-        BEGIN
-            INSERT INTO events_fts (rowid, body, scope, conversation_id, seq)
-            VALUES (
-                new.search_rowid,
-                (SELECT group_concat(value, ' ') FROM json_tree(new.payload)
-                 WHERE type = 'text'),
-                hex(new.conversation_id),
-                new.conversation_id,
-                new.seq
-            );
-        END""",
-    ),
-    _trigger(
-        "events_fts_after_delete",
-        """CREATE TRIGGER events_fts_after_delete AFTER DELETE ON events
-        BEGIN
-            DELETE FROM events_fts WHERE rowid = old.search_rowid;
-        END""",
-    ),
+FTS_INSERT_TRIGGER = _trigger(
+    "events_fts_after_insert",
+    """CREATE TRIGGER events_fts_after_insert AFTER INSERT ON events
+    BEGIN
+        INSERT INTO events_fts (rowid, body, scope, conversation_id, seq)
+        VALUES (
+            new.search_rowid,
+            (SELECT group_concat(value, ' ') FROM json_tree(new.payload)
+             WHERE type = 'text'),
+            hex(new.conversation_id),
+            new.conversation_id,
+            new.seq
+        );
+    END""",
 )
-"""The triggers that keep ``events_fts`` in step with ``events`` (SQL-008)."""
+"""Version 2 only: the trigger that indexed each inserted event (SQL-008); version 3 writes
+the index row from Python instead (SQL-070) and must not hold it (SQL-071)."""
+
+FTS_DELETE_TRIGGER = _trigger(
+    "events_fts_after_delete",
+    """CREATE TRIGGER events_fts_after_delete AFTER DELETE ON events
+    BEGIN
+        DELETE FROM events_fts WHERE rowid = old.search_rowid;
+    END""",
+)
+"""Versions 2 and 3: a deleted event (a purge) leaves the index with its row (SRC-004)."""
+
+
+def fts_triggers(version: int) -> tuple[SchemaObject, ...]:
+    """The triggers of ``events_fts`` that ``version`` holds (SQL-018, SQL-070)."""
+    if version == 2:
+        return (FTS_INSERT_TRIGGER, FTS_DELETE_TRIGGER)
+    return (FTS_DELETE_TRIGGER,)
+
 
 V2_CORE: tuple[SchemaObject, ...] = V1_OBJECTS + V2_LEDGER + V2_RUNTIME
 """Every ordinary object of version 2 (the FTS5 objects are checked apart)."""
 
 
 def core_objects(version: int) -> tuple[SchemaObject, ...]:
-    """The ordinary schema objects of ``version`` (SQL-002, SQL-003)."""
+    """The ordinary schema objects of ``version`` (SQL-002, SQL-003); 3 has 2's."""
     return V1_OBJECTS if version == 1 else V2_CORE
 
 
@@ -346,9 +360,14 @@ def creation_script(version: int) -> tuple[str, ...]:
     """The statements that create ``version`` on an empty database, in order."""
     if version == 1:
         return tuple(item.sql for item in V1_OBJECTS)
-    return tuple(item.sql for item in (*V2_CORE, FTS_TABLE, *FTS_TRIGGERS))
+    return tuple(item.sql for item in (*V2_CORE, FTS_TABLE, *fts_triggers(version)))
 
 
-def upgrade_script() -> tuple[str, ...]:
-    """The statements that add version 2's objects to a version 1 database."""
-    return tuple(item.sql for item in (*V2_LEDGER, *V2_RUNTIME, FTS_TABLE, *FTS_TRIGGERS))
+def upgrade_script(from_version: int) -> tuple[str, ...]:
+    """The statements that bring a ``from_version`` database to :data:`LATEST_VERSION`'s
+    objects (version 1: every object of version 3 it lacks; version 2: drop the insert
+    trigger, SQL-070)."""
+    if from_version == 2:
+        return (f"DROP TRIGGER {FTS_INSERT_TRIGGER.name}",)
+    added = (*V2_LEDGER, *V2_RUNTIME, FTS_TABLE, *fts_triggers(LATEST_VERSION))
+    return tuple(item.sql for item in added)

@@ -10,9 +10,10 @@ hit its ``occurredAt``, and by the key walk of ``rows.NEXT_CONVERSATION``.
 Cost tracks the hits returned, not the hits stored
 ---------------------------------------------------
 Within one conversation FTS5 rowids follow seq: every writer of ``events``
-(append, transition, import, migration; ``rows.INSERT_EVENT``) inserts a
-conversation's events in seq order, each taking ``max(rowid) + 1`` of
-``events_fts``, and rows leave only by a purge of the whole conversation, so
+(append, transition, import, migration; ``rows.insert_events``) inserts a
+conversation's events in seq order, taking the rowids from ``max(rowid) + 1``
+of ``events_fts`` up (SQL-067), and rows leave only by a purge of the whole
+conversation, so
 the conversation's rows still stored are all below that maximum. The newest
 ``n`` hits of a conversation are therefore its ``n`` greatest matching rowids,
 which FTS5 yields in rowid order and stops after ``n``; only those rows are

@@ -2,7 +2,8 @@
 
 Reports the schema version, page size and journal mode, the FTS5 status
 (``ok``, ``unavailable``, ``partial``, ``unknown``, or ``absent`` before
-version 2), every problem an open would refuse with (SQL-012 .. SQL-019), and
+version 2; versions 2 and 3 have it), every problem an open would refuse
+with (SQL-012 .. SQL-019), and
 each conversation with its event count and head seq. A version 1 file lists
 its conversations from ``heads``; they have no events until it migrates.
 

@@ -1,12 +1,12 @@
-"""``convledger migrate DB [--dry-run]``: migrate a version 1 database to version 2.
+"""``convledger migrate DB [--dry-run]``: migrate a version 1 or 2 database to version 3.
 
-Opening a version 1 file for writing migrates it anyway (SQL-030); this tool
+Opening a version 1 or 2 file for writing migrates it anyway (SQL-030); this tool
 does it explicitly and says what happened. ``--dry-run`` runs the same
 migration inside a write transaction and rolls it back, so it proves the
 migration would succeed and reports what it would write, while the file stays
 byte for byte as it was (it needs the write lock, as the migration would).
 
-Exit status: 0 when the file is (or would be) at version 2, 2 when a version 1
+Exit status: 0 when the file is (or would be) at version 3, 2 when a version 1
 row cannot migrate (SQL-037 is reported as ``integrity``), 3 when the file
 cannot be opened, is refused (SQL-012 .. SQL-021), or does not exist.
 """
@@ -20,7 +20,8 @@ from convledger.errors import LedgerError
 from convledger.kinds import default_registry
 from convledger.sqlite import schema
 from convledger.sqlite.errors import StorageFailureError, driver_boundary
-from convledger.sqlite.migration import MigrationReport, migrate_v1
+from convledger.sqlite.migration import MigrationReport
+from convledger.sqlite.migration import migrate as migrate_connection
 from convledger.sqlite.opening import Settings, connect, diagnose, rollback
 from convledger.sqlite.store import SqliteStore
 from convledger.sqlite.tooling import EXIT_OK, report_refusal, shown
@@ -65,8 +66,9 @@ def migrate(path: str) -> tuple[int, MigrationReport | None]:
     """Open the file for writing, which migrates it; the version found and the report."""
     store = SqliteStore(path)
     try:
-        found = 1 if store.outcome == "migrated" else schema.LATEST_VERSION
-        return found, store.migration
+        report = store.migration
+        found = schema.LATEST_VERSION if report is None else report.from_version
+        return found, report
     finally:
         store.close()
 
@@ -86,17 +88,18 @@ def dry_run(path: str) -> tuple[int, MigrationReport | None]:
                         f"{path!r} is an empty database, not a version 1 one",
                         requirement="SQL-010",
                     )
-                if diagnosis.version != 1:
-                    return diagnosis.version, None
+                if diagnosis.version is None or diagnosis.version >= schema.LATEST_VERSION:
+                    return schema.LATEST_VERSION, None
                 registry = default_registry()
                 settings = Settings(path=path)
-                report = migrate_v1(
+                report = migrate_connection(
                     connection,
+                    from_version=diagnosis.version,
                     registry=registry,
                     clock=settings.clock,
                     new_event_id=settings.new_event_id,
                 )
-                return 1, report
+                return report.from_version, report
             finally:
                 rollback(connection)
         finally:
@@ -108,6 +111,15 @@ def describe(path: str, version: int, report: MigrationReport | None, *, dry: bo
     if report is None:
         return [f"{path}: already at schema version {version}; nothing to do"]
     verb = "would migrate" if dry else "migrated"
+    if report.from_version == 2:
+        lines = [
+            f"{path}: {verb} schema version 2 to {schema.LATEST_VERSION}",
+            f"  trigger {'to drop' if dry else 'dropped'}: {schema.FTS_INSERT_TRIGGER.name}"
+            " (the store indexes each event itself, SQL-070)",
+        ]
+        if dry:
+            lines.append("  dry run: nothing was written")
+        return lines
     added = schema.V2_LEDGER + schema.V2_RUNTIME
     created = ", ".join(item.name for item in added if item.type == "table")
     lines = [

@@ -1,0 +1,49 @@
+"""An event's text: what the search index holds of it (SQL-008, SQL-070).
+
+The text of an event is the string values of its payload in document order
+(the order of the stored canonical JSON), joined by single spaces; member
+names, numbers, booleans and nulls are not text. The SQLite store computes it
+from the payload value it decoded from the row it stores, so the order is the
+stored one (canonical key order, CAN-002) and the walk happens once, in the
+process that already holds the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from convledger.canonical import JsonValue
+
+
+def strings_of(payload: JsonValue) -> Iterator[str]:
+    """SQL-008: the string values of a payload, in the order of its members and items."""
+    if isinstance(payload, str):
+        yield payload
+    elif isinstance(payload, dict):
+        for value in payload.values():
+            yield from strings_of(value)
+    elif isinstance(payload, list):
+        for value in payload:
+            yield from strings_of(value)
+
+
+def event_text(payload: JsonValue) -> str:
+    """SQL-008: the text of an event with this (decoded, stored-order) payload.
+
+    The strings of :func:`strings_of`, collected by a plain recursion into one
+    list (a generator per nesting level costs more than the walk itself).
+    """
+    found: list[str] = []
+    _collect(payload, found)
+    return " ".join(found)
+
+
+def _collect(value: JsonValue, found: list[str]) -> None:
+    if isinstance(value, str):
+        found.append(value)
+    elif isinstance(value, dict):
+        for member in value.values():
+            _collect(member, found)
+    elif isinstance(value, list):
+        for item in value:
+            _collect(item, found)
