@@ -147,7 +147,7 @@ def first_stored_event_id(
 
 def insert_events(connection: sqlite3.Connection, envelopes: Iterable[Envelope]) -> None:
     """Store envelopes as they are; the caller holds the write transaction (SQL-040)."""
-    insert_placed(connection, envelopes)
+    insert_placed(connection, tuple(envelopes))
 
 
 def read_window(
