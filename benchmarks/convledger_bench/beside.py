@@ -17,7 +17,7 @@ from pathlib import Path
 
 import attrs
 
-from convledger_bench.measure import MINIMAL, PEERS, Counter
+from convledger_bench.measure import FASTEST_PEER, MINIMAL, PEERS, Counter
 from convledger_bench.minimal import (
     MinimalLedger,
     MinimalOperation,
@@ -87,7 +87,7 @@ class Beside:
             saver = self.langgraph
             checkpoints = [saver.checkpoint(c, indexes[0]) for c, indexes in plan]
             found[PEERS[1]] = _turns([partial(saver.put, made) for made in checkpoints])
-        return found, self._absent(PEERS if batch == 1 else PEERS[:1])
+        return found, self._absent([*(PEERS if batch == 1 else PEERS[:1]), FASTEST_PEER])
 
     def transitions(self, count: int, *, base: int) -> Contenders:
         """The minimal twin of ``transition_operations(count, base=base)``."""
@@ -131,7 +131,7 @@ class Beside:
                 assert len(saver.list(c, start + page, page)) == page
 
             found[PEERS[1]] = _turns([partial(listed, *window) for window in windows])
-        return found, self._absent([*PEERS, DECODED])
+        return found, self._absent([*PEERS, DECODED, FASTEST_PEER])
 
     def close(self) -> None:
         """Close every ledger."""
