@@ -216,6 +216,23 @@ def test_read(benchmark: Any, sqlite_bench: SqliteBench, ledger_size: int, page:
     keep(benchmark, figure)
 
 
+@pytest.mark.benchmark(group="sqlite: bounded read vs the peers")
+def test_read_peers(benchmark: Any, sqlite_bench: SqliteBench, ledger_size: int) -> None:
+    """A page of 100 beside the peers' reads of the same events (``read.peers100@N``)."""
+    store = sqlite_bench.reader(ledger_size)
+    floor = bench.raw_connection(
+        bench.copy_ledger(sqlite_bench.reference(ledger_size),
+                          sqlite_bench.work / f"read-peers-floor-{ledger_size}.sqlite")
+    )
+    try:
+        figure = bench.read_figure(store, floor, ledger_size, bench.PEER_PAGE,
+                                   sqlite_bench.plan.read_rounds, runner=pedantic(benchmark),
+                                   beside=sqlite_bench.beside(ledger_size), peers=True)
+    finally:
+        floor.close()
+    keep(benchmark, figure)
+
+
 @pytest.mark.benchmark(group="sqlite: read scaling")
 def test_read_scaling(
     benchmark: Any, sqlite_bench: SqliteBench, request: pytest.FixtureRequest

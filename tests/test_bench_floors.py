@@ -141,8 +141,11 @@ def test_figures_say_peers_not_installed_and_the_gate_passes(tmp_path: Path) -> 
         assert set(made.others) == {bench.MINIMAL}
         assert made.not_measured == {name: bench.PEERS_MISSING
                                      for name in (*bench.PEERS, bench.FASTEST_PEER)}
-        read = bench.read_figure(store, floor.raw, 1000, 100, 4, warmup=1, beside=beside)
-        assert set(read.others) == {bench.MINIMAL}
+        page = bench.read_figure(store, floor.raw, 1000, 100, 4, warmup=1, beside=beside)
+        assert set(page.others) == {bench.MINIMAL} and page.not_measured == {}
+        read = bench.read_figure(store, floor.raw, 1000, 100, 4, warmup=1, beside=beside,
+                                 peers=True)
+        assert read.id == "read.peers100@1e+03" and set(read.others) == {bench.MINIMAL}
         assert set(read.not_measured) == {*bench.PEERS, "eventsourcing.decoded",
                                           bench.FASTEST_PEER}
         document = {"benchmarks": [{"extra_info": made.as_json()}, {"extra_info": read.as_json()}]}
@@ -159,7 +162,7 @@ def test_figures_say_peers_not_installed_and_the_gate_passes(tmp_path: Path) -> 
         {"figure": "append.single@1e+03 vs minimal", "kind": "ratio", "minimum": 0.001},
         {"figure": "append.single@1e+03 vs fastest_peer", "kind": "ratio", "minimum": 1.0,
          "requires": "peers"},
-        {"figure": "read.page100@1e+03 vs eventsourcing", "kind": "ratio", "minimum": 1.0,
+        {"figure": "read.peers100@1e+03 vs eventsourcing", "kind": "ratio", "minimum": 1.0,
          "requires": "peers"},
     ]
     rows, passed = gate.judge(budgets, figures, quick=False)
@@ -200,7 +203,7 @@ def test_peers_run_with_the_stores_durability_on_the_same_events(tmp_path: Path)
         assert listed[0].checkpoint["channel_values"]["event"] == bench.draft(10**6 + 2).payload
         assert beside.minimal.head("conv-000000") == 1002
         windows = [("conv-000000", 1), ("conv-000001", 901)]
-        contenders, absent = beside.reads(windows, 100)
+        contenders, absent = beside.reads(windows, 100, peers=True)
         assert absent == {}
         assert set(contenders) == {"minimal", "eventsourcing.decoded", *bench.PEERS}
         for call in contenders.values():

@@ -98,7 +98,7 @@ class Beside:
         return self._minimal(minimal_archive_operations(count, base=base))
 
     def reads(
-        self, windows: Sequence[Window], page: int, *, peers: bool = True
+        self, windows: Sequence[Window], page: int, *, peers: bool = False
     ) -> tuple[Contenders, dict[str, str]]:
         """Pages of ``page`` events at each window: minimal SELECT + json.loads, the peers
         (unless ``peers`` is false)."""

@@ -94,9 +94,17 @@ def read_figure(
     runner: Runner | None = None,
     seed: int = 7,
     beside: Beside | None = None,
+    peers: bool = False,
 ) -> Figure:
-    """``read.page{page}@{size}``: a page of decoded envelopes against fetch + ``json.loads``,
-    the minimal SELECT + ``json.loads`` and (page of 100 only) the peers' reads (``beside``)."""
+    """``read.page{page}@{size}``: a page of decoded envelopes against fetch + ``json.loads``
+    and the minimal SELECT + ``json.loads`` (``beside``).
+
+    With ``peers``, the figure is ``read.peers{page}@{size}`` instead: the same
+    reads with the peers' reads beside them. It is a figure of its own because
+    langgraph's ``list`` (~20x a page read) in the same rounds made the
+    store's and the floor's samples of the page figure several times noisier
+    on a loaded machine (spreads of 190-1200 %, 2026-12-02).
+    """
     rng = random.Random(seed)
     windows = [
         (conversation_name(rng.randrange(conversations_of(size))),
@@ -116,11 +124,11 @@ def read_figure(
         decoded = [json.loads(row[6]) for row in found]
         assert len(decoded) == page + 1 or start + page > PER_CONVERSATION
 
-    others, absent = ({}, {}) if beside is None else beside.reads(
-        windows, page, peers=page == PEER_PAGE)
+    others, absent = ({}, {}) if beside is None else beside.reads(windows, page, peers=peers)
     samples = interleave({"store": read, "floor": floor, **others}, rounds=rounds, warmup=warmup,
                          runner=runner)
-    return figure(f"read.page{page}@{size:.0e}", f"read of {page} decoded envelopes, "
+    name = "peers" if peers else "page"
+    return figure(f"read.{name}{page}@{size:.0e}", f"read of {page} decoded envelopes, "
                   f"ledger of {size:,} events", samples, events=page, not_measured=absent)
 
 
