@@ -36,10 +36,21 @@ from conftest import ledger_sizes
 from convledger.capabilities import Capability
 from convledger.memory import MemoryStore
 from convledger.sqlite import SqliteStore
+from convledger_bench import minimal, peers
 from raw_sqlite import cached_file
 
-CACHE_FORMAT = "v1"
-"""Change when ``bench.build_reference_file`` writes something else."""
+CACHE_FORMAT = "v2"
+"""Change when ``bench.build_reference_file`` writes something else (the file names also carry
+``bench.workload_key``: the hash of the workload, schema and row code and of the builder)."""
+SCALE = 1_000_000
+"""The large ledger of the full gate's scale figures (issue 18)."""
+BUILDERS: dict[str, tuple[Callable[[Path, int], None], str]] = {
+    "ledger": (bench.build_reference_file, ""),
+    "minimal": (minimal.build_minimal_file, minimal.__file__),
+    "eventsourcing": (peers.build_eventsourcing_file, peers.__file__),
+    "langgraph": (peers.build_langgraph_file, peers.__file__),
+}
+"""Each cached ledger kind: its builder and the module whose source keys its cache."""
 
 
 @attrs.define
@@ -53,17 +64,37 @@ class SqliteBench:
     readers: dict[int, SqliteStore] = attrs.Factory(dict)
     writers: dict[int, tuple[SqliteStore, bench.Floor]] = attrs.Factory(dict)
     searchers: dict[int, bench.SearchFloor] = attrs.Factory(dict)
+    besides: dict[int, bench.Beside] = attrs.Factory(dict)
     bases: Iterator[int] = attrs.Factory(lambda: iter(range(10**8, 10**12, 10**7)))
+
+    def cached(self, kind: str, size: int) -> Path:
+        """The cached ledger of ``size`` events of one kind (``BUILDERS``), built once."""
+        build, module = BUILDERS[kind]
+        key = bench.workload_key(*([module] if module else []))
+        return cached_file(self.cache, f"{kind}-{CACHE_FORMAT}-{key}-{size}.sqlite",
+                           lambda path: build(path, size))
 
     def reference(self, size: int) -> Path:
         """The cached reference ledger of ``size`` events."""
         if size not in self.references:
-            self.references[size] = cached_file(
-                self.cache,
-                f"ledger-{CACHE_FORMAT}-{size}.sqlite",
-                lambda path: bench.build_reference_file(path, size),
-            )
+            self.references[size] = self.cached("ledger", size)
         return self.references[size]
+
+    def beside(self, size: int) -> bench.Beside:
+        """The minimal floor and the peers (when installed) on copies of their ledgers."""
+        if size not in self.besides:
+            directory = self.work / f"beside-{size}"
+            directory.mkdir()
+            paths: dict[str, Path | None] = {}
+            for kind in ("minimal", "eventsourcing", "langgraph"):
+                if kind != "minimal" and bench.peers_missing():
+                    paths[kind] = None
+                    continue
+                paths[kind] = bench.copy_ledger(self.cached(kind, size),
+                                                directory / f"{kind}.sqlite")
+            self.besides[size] = bench.Beside.open(paths["minimal"], paths["eventsourcing"],
+                                                   paths["langgraph"])
+        return self.besides[size]
 
     def reader(self, size: int) -> SqliteStore:
         """A store on a pristine copy of the reference ledger (reads, export)."""
@@ -80,6 +111,14 @@ class SqliteBench:
             copy = bench.copy_ledger(self.reference(size), directory / "store.sqlite")
             self.writers[size] = (SqliteStore(copy), bench.Floor(self.reference(size), directory))
         return self.writers[size]
+
+    def scale_store(self) -> SqliteStore:
+        """A store on a copy of the cached 1e6-event ledger (reads of its first 1000 seqs and
+        appends after them share it)."""
+        if SCALE not in self.readers:
+            copy = bench.copy_ledger(self.reference(SCALE), self.work / f"scale-{SCALE}.sqlite")
+            self.readers[SCALE] = SqliteStore(copy)
+        return self.readers[SCALE]
 
     def search_floor(self, size: int) -> bench.SearchFloor:
         """A recording reference store and a bare connection on another pristine copy."""
@@ -101,6 +140,8 @@ class SqliteBench:
             floor.close()
         for searcher in self.searchers.values():
             searcher.close()
+        for beside in self.besides.values():
+            beside.close()
 
 
 @pytest.fixture(scope="session")
@@ -144,13 +185,15 @@ def test_append(benchmark: Any, sqlite_bench: SqliteBench, ledger_size: int, nam
     plan = sqlite_bench.plan
     if name == "transition":
         figure = bench.transition_figure(store, floor, ledger_size, plan.append_rounds,
-                                         base=sqlite_bench.base(), runner=pedantic(benchmark))
+                                         base=sqlite_bench.base(), runner=pedantic(benchmark),
+                                         beside=sqlite_bench.beside(ledger_size))
     else:
         rounds = plan.append_rounds if name == "single" else plan.batch_rounds
         if name == "batch10":
             rounds *= 2
         figure = bench.append_figure(store, floor, ledger_size, name, rounds,
-                                     base=sqlite_bench.base(), runner=pedantic(benchmark))
+                                     base=sqlite_bench.base(), runner=pedantic(benchmark),
+                                     beside=sqlite_bench.beside(ledger_size))
     assert store.head(bench.conversation_name(0)) == floor.store.head(bench.conversation_name(0))
     keep(benchmark, figure)
 
@@ -166,7 +209,25 @@ def test_read(benchmark: Any, sqlite_bench: SqliteBench, ledger_size: int, page:
     )
     try:
         figure = bench.read_figure(store, floor, ledger_size, page, sqlite_bench.plan.read_rounds,
-                                   runner=pedantic(benchmark))
+                                   runner=pedantic(benchmark),
+                                   beside=sqlite_bench.beside(ledger_size))
+    finally:
+        floor.close()
+    keep(benchmark, figure)
+
+
+@pytest.mark.benchmark(group="sqlite: bounded read vs the peers")
+def test_read_peers(benchmark: Any, sqlite_bench: SqliteBench, ledger_size: int) -> None:
+    """A page of 100 beside the peers' reads of the same events (``read.peers100@N``)."""
+    store = sqlite_bench.reader(ledger_size)
+    floor = bench.raw_connection(
+        bench.copy_ledger(sqlite_bench.reference(ledger_size),
+                          sqlite_bench.work / f"read-peers-floor-{ledger_size}.sqlite")
+    )
+    try:
+        figure = bench.read_figure(store, floor, ledger_size, bench.PEER_PAGE,
+                                   sqlite_bench.plan.read_rounds, runner=pedantic(benchmark),
+                                   beside=sqlite_bench.beside(ledger_size), peers=True)
     finally:
         floor.close()
     keep(benchmark, figure)
@@ -235,7 +296,8 @@ def test_import(benchmark: Any, sqlite_bench: SqliteBench, request: pytest.Fixtu
     """Import of a 1000-event archive (ARC-003) against bare sqlite3 running its statements."""
     store, floor = sqlite_bench.writer(_smallest(request))
     figure = bench.import_figure(store, floor, sqlite_bench.plan.export_rounds,
-                                 base=sqlite_bench.base(), runner=pedantic(benchmark))
+                                 base=sqlite_bench.base(), runner=pedantic(benchmark),
+                                 beside=sqlite_bench.beside(_smallest(request)))
     keep(benchmark, figure)
 
 
@@ -274,3 +336,34 @@ def test_catch_up(
     assert figure is not None
     keep(benchmark, figure)
 
+
+
+@pytest.mark.benchmark(group="sqlite: scale to 1e6")
+@pytest.mark.parametrize("operation", ["read", "append"])
+def test_scale(
+    benchmark: Any, sqlite_bench: SqliteBench, request: pytest.FixtureRequest, operation: str
+) -> None:
+    """A page of 100 and a single append at 1e6 events against the same at 1e3 (full gate only).
+
+    The 1e6 ledger is built once by ``bench.build_reference_file`` (bulk rows, ~2 min) and
+    cached under ``--bench-cache`` keyed by ``bench.workload_key``; the figures carry the
+    file's size per event (``bytes_per_event``).
+    """
+    if request.config.getoption("--bench-quick"):
+        pytest.skip("not measured: the 1e6 ledger is measured by the full gate only")
+    small = _smallest(request)
+    large = sqlite_bench.scale_store()
+    plan = sqlite_bench.plan
+    if operation == "read":
+        figure = bench.scaling_figure(sqlite_bench.reader(small), large, (small, SCALE),
+                                      plan.read_rounds, runner=pedantic(benchmark),
+                                      figure_id="read.scale1e6")
+    else:
+        store, _ = sqlite_bench.writer(small)
+        figure = bench.append_scaling_figure(store, large, (small, SCALE), plan.append_rounds,
+                                             base=sqlite_bench.base(), runner=pedantic(benchmark),
+                                             figure_id="append.scale1e6")
+    keep(benchmark, figure)
+    reference = sqlite_bench.reference(SCALE)
+    benchmark.extra_info["ledger_events"] = SCALE
+    benchmark.extra_info["bytes_per_event"] = reference.stat().st_size / SCALE

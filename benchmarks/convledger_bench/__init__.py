@@ -76,8 +76,11 @@ conformance suite imports it (the suite CLI's ``--bench`` loads it lazily).
 
 from __future__ import annotations
 
+from convledger_bench.beside import Beside
 from convledger_bench.figures import (
+    PEER_PAGE,
     append_figure,
+    append_scaling_figure,
     canonical_figure,
     catch_up_figure,
     export_figure,
@@ -89,6 +92,9 @@ from convledger_bench.figures import (
 )
 from convledger_bench.floor import Floor, paired, raw_connection, replay
 from convledger_bench.measure import (
+    FASTEST_PEER,
+    MINIMAL,
+    PEERS,
     Counter,
     Figure,
     Plan,
@@ -97,6 +103,22 @@ from convledger_bench.measure import (
     interleave,
     median,
     spread,
+)
+from convledger_bench.minimal import (
+    MinimalLedger,
+    build_minimal_file,
+    event_row,
+    minimal_append_operations,
+    minimal_archive_operations,
+    minimal_transition_operations,
+)
+from convledger_bench.peers import (
+    PEERS_MISSING,
+    EventsourcingPeer,
+    LanggraphPeer,
+    build_eventsourcing_file,
+    build_langgraph_file,
+    peers_missing,
 )
 from convledger_bench.recorder import (
     RecordingConnection,
@@ -127,6 +149,7 @@ from convledger_bench.workloads import (
     PER_CONVERSATION,
     READ_PAGES,
     Operation,
+    PlannedTransition,
     append_operations,
     archive_operations,
     build_reference_file,
@@ -138,14 +161,21 @@ from convledger_bench.workloads import (
     fill,
     fill_plan,
     payload,
+    plan_transitions,
     reference_file,
     transition_operations,
+    workload_key,
 )
 
 __all__ = [
     "APPENDS",
+    "FASTEST_PEER",
     "FILL_TURN",
+    "MINIMAL",
     "OCCURRED_AT",
+    "PEERS",
+    "PEERS_MISSING",
+    "PEER_PAGE",
     "PER_CONVERSATION",
     "READ_PAGES",
     "SEARCH_LIMIT",
@@ -153,11 +183,16 @@ __all__ = [
     "SEARCH_READER",
     "SEARCH_WORDS",
     "BenchReport",
+    "Beside",
     "Counter",
+    "EventsourcingPeer",
     "Figure",
     "Floor",
+    "LanggraphPeer",
+    "MinimalLedger",
     "Operation",
     "Plan",
+    "PlannedTransition",
     "RecordingConnection",
     "Runner",
     "SearchFloor",
@@ -165,7 +200,11 @@ __all__ = [
     "Statement",
     "append_figure",
     "append_operations",
+    "append_scaling_figure",
     "archive_operations",
+    "build_eventsourcing_file",
+    "build_langgraph_file",
+    "build_minimal_file",
     "build_reference_file",
     "canonical_figure",
     "catch_up_figure",
@@ -174,6 +213,7 @@ __all__ = [
     "copy_ledger",
     "draft",
     "event_id",
+    "event_row",
     "every_tenth",
     "export_figure",
     "figure",
@@ -184,8 +224,13 @@ __all__ = [
     "machine",
     "median",
     "memory_append_figure",
+    "minimal_append_operations",
+    "minimal_archive_operations",
+    "minimal_transition_operations",
     "paired",
     "payload",
+    "peers_missing",
+    "plan_transitions",
     "raw_connection",
     "read_figure",
     "recording",
@@ -202,4 +247,5 @@ __all__ = [
     "spread",
     "transition_figure",
     "transition_operations",
+    "workload_key",
 ]

@@ -19,6 +19,7 @@ from convledger.interface import require
 from convledger.memory import MemoryStore
 from convledger.sqlite import rows
 from convledger.store import LedgerStore
+from convledger_bench.beside import Beside
 from convledger_bench.floor import Floor, paired
 from convledger_bench.measure import Counter, Figure, Runner, figure, interleave
 from convledger_bench.workloads import (
@@ -33,6 +34,9 @@ from convledger_bench.workloads import (
     transition_operations,
 )
 
+PEER_PAGE = 100
+"""The read page the peers are measured on (issue 18)."""
+
 
 def append_figure(
     store: LedgerStore,
@@ -44,13 +48,18 @@ def append_figure(
     base: int,
     warmup: int = 3,
     runner: Runner | None = None,
+    beside: Beside | None = None,
 ) -> Figure:
-    """``append.{name}@{size}``: appends of fresh drafts against the raw replay of the same."""
+    """``append.{name}@{size}``: appends of fresh drafts against the raw replay of the same,
+    and the minimal transaction and the peers appending the same drafts (``beside``)."""
     batch = APPENDS[name]
     operations = append_operations(size, batch, rounds + warmup, base=base)
-    samples = paired(store, floor, operations, rounds=rounds, warmup=warmup, runner=runner)
+    others, absent = ({}, {}) if beside is None else beside.appends(
+        size, batch, rounds + warmup, base=base)
+    samples = paired(store, floor, operations, rounds=rounds, warmup=warmup, runner=runner,
+                     others=others)
     return figure(f"append.{name}@{size:.0e}", f"append of {batch} draft(s) in one call, "
-                  f"ledger of {size:,} events", samples, events=batch)
+                  f"ledger of {size:,} events", samples, events=batch, not_measured=absent)
 
 
 def transition_figure(
@@ -62,10 +71,14 @@ def transition_figure(
     base: int,
     warmup: int = 3,
     runner: Runner | None = None,
+    beside: Beside | None = None,
 ) -> Figure:
-    """``append.transition@{size}``: one runtime transition per call against its raw replay."""
+    """``append.transition@{size}``: one runtime transition per call against its raw replay
+    (and the minimal transaction of its event and rows, ``beside``)."""
     operations = transition_operations(rounds + warmup, base=base)
-    samples = paired(store, floor, operations, rounds=rounds, warmup=warmup, runner=runner)
+    others = {} if beside is None else beside.transitions(rounds + warmup, base=base)
+    samples = paired(store, floor, operations, rounds=rounds, warmup=warmup, runner=runner,
+                     others=others)
     return figure(f"append.transition@{size:.0e}", "one runtime transition (accept, acquire, "
                   f"terminal in turn), ledger of {size:,} events", samples, events=1)
 
@@ -80,8 +93,18 @@ def read_figure(
     warmup: int = 3,
     runner: Runner | None = None,
     seed: int = 7,
+    beside: Beside | None = None,
+    peers: bool = False,
 ) -> Figure:
-    """``read.page{page}@{size}``: a page of decoded envelopes against fetch + ``json.loads``."""
+    """``read.page{page}@{size}``: a page of decoded envelopes against fetch + ``json.loads``
+    and the minimal SELECT + ``json.loads`` (``beside``).
+
+    With ``peers``, the figure is ``read.peers{page}@{size}`` instead: the same
+    reads with the peers' reads beside them. It is a figure of its own because
+    langgraph's ``list`` (~20x a page read) in the same rounds made the
+    store's and the floor's samples of the page figure several times noisier
+    on a loaded machine (spreads of 190-1200 %, 2026-12-02).
+    """
     rng = random.Random(seed)
     windows = [
         (conversation_name(rng.randrange(conversations_of(size))),
@@ -101,10 +124,12 @@ def read_figure(
         decoded = [json.loads(row[6]) for row in found]
         assert len(decoded) == page + 1 or start + page > PER_CONVERSATION
 
-    samples = interleave({"store": read, "floor": floor}, rounds=rounds, warmup=warmup,
+    others, absent = ({}, {}) if beside is None else beside.reads(windows, page, peers=peers)
+    samples = interleave({"store": read, "floor": floor, **others}, rounds=rounds, warmup=warmup,
                          runner=runner)
-    return figure(f"read.page{page}@{size:.0e}", f"read of {page} decoded envelopes, "
-                  f"ledger of {size:,} events", samples, events=page)
+    name = "peers" if peers else "page"
+    return figure(f"read.{name}{page}@{size:.0e}", f"read of {page} decoded envelopes, "
+                  f"ledger of {size:,} events", samples, events=page, not_measured=absent)
 
 
 def scaling_figure(
@@ -116,6 +141,7 @@ def scaling_figure(
     page: int = 100,
     warmup: int = 3,
     runner: Runner | None = None,
+    figure_id: str = "read.scaling",
 ) -> Figure:
     """``read.scaling``: the same read at the large size against the small, interleaved."""
     rng = random.Random(11)
@@ -140,8 +166,36 @@ def scaling_figure(
         {"floor": reader(small, sizes[0]), "store": reader(large, sizes[1])},
         rounds=rounds, warmup=warmup, runner=runner,
     )
-    return figure("read.scaling", f"read of {page} at {sizes[1]:,} events against {sizes[0]:,}",
+    return figure(figure_id, f"read of {page} at {sizes[1]:,} events against {sizes[0]:,}",
                   samples, events=page)
+
+
+def append_scaling_figure(
+    small: LedgerStore,
+    large: LedgerStore,
+    sizes: tuple[int, int],
+    rounds: int,
+    *,
+    base: int,
+    warmup: int = 3,
+    runner: Runner | None = None,
+    figure_id: str = "append.scaling",
+) -> Figure:
+    """``append.scaling``: a single append at the large size against the same at the small.
+
+    Interleaved; each side appends fresh drafts into its own ledger's
+    conversations in turn (ratio = median at the small size / median at the large).
+    """
+    small_operations = append_operations(sizes[0], 1, rounds + warmup, base=base)
+    large_operations = append_operations(sizes[1], 1, rounds + warmup, base=base + 10**7)
+    small_turn, large_turn = Counter(), Counter()
+    samples = interleave(
+        {"floor": lambda: small_operations[small_turn.next()](small),
+         "store": lambda: large_operations[large_turn.next()](large)},
+        rounds=rounds, warmup=warmup, runner=runner,
+    )
+    return figure(figure_id, f"append of one draft at {sizes[1]:,} events against {sizes[0]:,}",
+                  samples, events=1)
 
 
 def export_figure(
@@ -182,10 +236,14 @@ def import_figure(
     base: int,
     warmup: int = 1,
     runner: Runner | None = None,
+    beside: Beside | None = None,
 ) -> Figure:
-    """``import``: a 1000-event archive into a fresh conversation, against its raw replay."""
+    """``import``: a 1000-event archive into a fresh conversation, against its raw replay
+    (and the minimal import of the same events, ``beside``)."""
     operations = archive_operations(rounds + warmup, base=base)
-    samples = paired(store, floor, operations, rounds=rounds, warmup=warmup, runner=runner)
+    others = {} if beside is None else beside.imports(rounds + warmup, base=base)
+    samples = paired(store, floor, operations, rounds=rounds, warmup=warmup, runner=runner,
+                     others=others)
     return figure("import", "import of a 1000-event archive", samples, events=PER_CONVERSATION)
 
 

@@ -10,7 +10,7 @@ store's own). :func:`paired` times the store under test against that replay.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from convledger.store import LedgerStore
@@ -75,10 +75,12 @@ def paired(
     rounds: int,
     warmup: int,
     runner: Runner | None,
+    others: Mapping[str, Callable[[], object]] | None = None,
 ) -> dict[str, list[float]]:
     """Store operation ``i`` against the raw replay of its recorded statements, interleaved.
 
     ``operations`` must number ``rounds + warmup``: each runs once on each side.
+    ``others`` (the minimal floor, the peers) run in the same rotation.
     """
     logs = floor.record(operations)
     store_turn, raw_turn = Counter(), Counter()
@@ -86,6 +88,7 @@ def paired(
         {
             "store": lambda: operations[store_turn.next()](store),
             "floor": lambda: replay(floor.raw, logs[raw_turn.next()]),
+            **(others or {}),
         },
         rounds=rounds,
         warmup=warmup,

@@ -15,6 +15,14 @@ from typing import Any
 
 import attrs
 
+MINIMAL = "minimal"
+"""The minimal ledger transaction (:mod:`convledger_bench.minimal`), the second floor."""
+PEERS = ("eventsourcing", "langgraph")
+"""The peers' contender names (:mod:`convledger_bench.peers`); ``eventsourcing.decoded`` is
+eventsourcing's read with ``json.loads`` of each state, beside them."""
+FASTEST_PEER = "fastest_peer"
+"""The faster of :data:`PEERS` in the same figure (its median, its spread)."""
+
 Runner = Callable[[Callable[[], None], int, int], None]
 """``runner(one_round, rounds, warmup)``: calls ``one_round`` warmup + rounds times."""
 
@@ -84,6 +92,18 @@ class Figure:
     """Floor over store (see the module docstring); None for a rate-only figure."""
     store_spread: float
     floor_spread: float
+    others: Mapping[str, tuple[float, float]] = attrs.field(factory=dict)
+    """Further contenders of the same run (the minimal floor, the peers): (median, spread)."""
+    not_measured: Mapping[str, str] = attrs.field(factory=dict)
+    """Contenders this figure would have had, with the reason they were not measured."""
+
+    def against(self, name: str) -> float | None:
+        """The contender's median over the store's (1.0: as fast as it); None when absent."""
+        if name == FASTEST_PEER:
+            peers = [self.others[peer][0] for peer in PEERS if peer in self.others]
+            return min(peers) / self.store_median if peers else None
+        found = self.others.get(name)
+        return None if found is None else found[0] / self.store_median
 
     @property
     def rate(self) -> float:
@@ -102,7 +122,22 @@ class Figure:
             "rate": self.rate,
             "store_spread": self.store_spread,
             "floor_spread": self.floor_spread,
+            "against": self._against_json(),
+            "not_measured": dict(self.not_measured),
         }
+
+    def _against_json(self) -> dict[str, dict[str, float | None]]:
+        found: dict[str, dict[str, float | None]] = {
+            name: {"median": median_, "ratio": self.against(name), "spread": noise}
+            for name, (median_, noise) in self.others.items()
+        }
+        fastest = [peer for peer in PEERS if peer in self.others]
+        if fastest:
+            quickest = min(fastest, key=lambda peer: self.others[peer][0])
+            found[FASTEST_PEER] = {"median": self.others[quickest][0],
+                                   "ratio": self.against(FASTEST_PEER),
+                                   "spread": self.others[quickest][1]}
+        return found
 
 
 def figure(
@@ -113,9 +148,16 @@ def figure(
     events: int,
     store: str = "store",
     floor: str | None = "floor",
+    not_measured: Mapping[str, str] | None = None,
 ) -> Figure:
-    """The :class:`Figure` of interleaved samples (ratio = floor median / store median)."""
+    """The :class:`Figure` of interleaved samples (ratio = floor median / store median).
+
+    Every other sample series (the minimal floor, the peers) becomes one of
+    :attr:`Figure.others`; ``not_measured`` names contenders left out, and why.
+    """
     store_median = median(samples[store])
+    others = {name: (median(values), spread(values)) for name, values in samples.items()
+              if name not in (store, floor)}
     floor_median = None if floor is None else median(samples[floor])
     return Figure(
         id=figure_id,
@@ -126,6 +168,8 @@ def figure(
         ratio=None if floor_median is None else floor_median / store_median,
         store_spread=spread(samples[store]),
         floor_spread=0.0 if floor is None else spread(samples[floor]),
+        others=others,
+        not_measured=dict(not_measured or {}),
     )
 
 

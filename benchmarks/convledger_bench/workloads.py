@@ -16,9 +16,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import attrs
+
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.memory import MemoryStore
+from convledger.runtime.records import Run
 from convledger.runtime.transitions import Accept, Acquire, Fence, Terminal, Transition
 from convledger.sqlite import SqliteStore, rows
 from convledger.store import LedgerStore
@@ -132,6 +135,20 @@ def _insert(connection: sqlite3.Connection, pending: list[Envelope]) -> None:
     connection.execute("COMMIT")
 
 
+def workload_key(*builders: str) -> str:
+    """A short hash of what decides a built ledger's bytes: this module (the events, the fill),
+    the store's schema and row code, and the ``builders``' module files, so a cached ledger is
+    rebuilt when any of them changes."""
+    import convledger.sqlite.rows as row_module
+    import convledger.sqlite.schema as schema_module
+
+    digest = hashlib.sha256()
+    for module_file in (__file__, schema_module.__file__, row_module.__file__, *builders):
+        assert module_file is not None
+        digest.update(Path(module_file).read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def copy_ledger(source: Path, target: Path) -> Path:
     """A copy of a closed ledger file (and its WAL, if any)."""
     shutil.copyfile(source, target)
@@ -173,7 +190,22 @@ def append_operations(size: int, batch: int, count: int, *, base: int) -> list[O
     return operations
 
 
-def transition_operations(count: int, *, base: int = 0) -> list[Operation]:
+@attrs.frozen
+class PlannedTransition:
+    """One planned transition, with the event and run row the ledger holds after it."""
+
+    conversation_id: str
+    step: Transition
+    event_id: str
+    envelope: Envelope
+    """The transition's event as placed."""
+    run: Run
+    """Its run after the transition."""
+    admission: tuple[str, str] | None
+    """(idempotency key, runId) for an accept, else None."""
+
+
+def plan_transitions(count: int, *, base: int = 0) -> list[PlannedTransition]:
     """``count`` transitions (accept, acquire, terminal of one run after another), planned.
 
     Planned on an in-memory store, so each carries the fence the stored run
@@ -181,34 +213,43 @@ def transition_operations(count: int, *, base: int = 0) -> list[Operation]:
     runtime conversations are apart from the ledger's).
     """
     planner = MemoryStore()
-    planned: list[tuple[str, Transition, str]] = []
+    planned: list[PlannedTransition] = []
+
+    def apply(conversation_id: str, step: Transition, run_id: str) -> None:
+        event = f"transition-{base}-{len(planned):08d}"
+        planner.transition(conversation_id, step, event_id=event, occurred_at=OCCURRED_AT)
+        head = planner.head(conversation_id)
+        (placed,) = planner.read(conversation_id, from_seq=head, limit=1).items
+        run = planner.load_run(conversation_id, run_id)
+        assert run is not None
+        admission = (step.idempotency_key, run_id) if isinstance(step, Accept) else None
+        planned.append(PlannedTransition(conversation_id, step, event, placed, run, admission))
+
     try:
         for number in range((count + 2) // 3):
             conversation_id = f"runtime-{base + number % 20:06d}"
             run_id = f"run-{base + number:08d}"
-            steps: list[Transition] = [
-                Accept(f"key-{number}", f"input-{number}", run_id, f"answer-{number}",
-                       {"role": "user", "text": _TEXT}),
-                Acquire(run_id, "worker-1"),
-            ]
-            for step in steps:
-                event = f"transition-{base}-{len(planned):08d}"
-                planner.transition(conversation_id, step, event_id=event, occurred_at=OCCURRED_AT)
-                planned.append((conversation_id, step, event))
+            apply(conversation_id, Accept(f"key-{number}", f"input-{number}", run_id,
+                                          f"answer-{number}", {"role": "user", "text": _TEXT}),
+                  run_id)
+            apply(conversation_id, Acquire(run_id, "worker-1"), run_id)
             run = planner.load_run(conversation_id, run_id)
             assert run is not None and run.owner is not None
             ending = Terminal(run_id, Fence(run.owner, run.revision, run.fencing_token),
                               "success", {"role": "assistant", "text": _TEXT})
-            event = f"transition-{base}-{len(planned):08d}"
-            planner.transition(conversation_id, ending, event_id=event, occurred_at=OCCURRED_AT)
-            planned.append((conversation_id, ending, event))
+            apply(conversation_id, ending, run_id)
     finally:
         planner.close()
+    return planned[:count]
+
+
+def transition_operations(count: int, *, base: int = 0) -> list[Operation]:
+    """``count`` transitions (accept, acquire, terminal of one run after another), planned."""
     return [
-        lambda store, c=c, t=t, e=e: store.transition(  # type: ignore[misc]
-            c, t, event_id=e, occurred_at=OCCURRED_AT
+        lambda store, p=planned: store.transition(  # type: ignore[misc]
+            p.conversation_id, p.step, event_id=p.event_id, occurred_at=OCCURRED_AT
         )
-        for c, t, e in planned[:count]
+        for planned in plan_transitions(count, base=base)
     ]
 
 
