@@ -24,6 +24,9 @@ function               clear implementation (the definition)  fast implementatio
                        ``encode_archive(archive_of(cid,       encode_stored`, ``tests/test_fast_
                        [envelope_of(row) ...], companions))`` archive.py``; on rows a store wrote
                        (ARC-001, ARC-004, SQL-005)
+:func:`folded_words`   :func:`convledger.words.folded_words`  :func:`convledger.fast.words.
+                       (PGS-062, PGS-063, PGS-068)            folded_words`, ``tests/test_fast_
+                                                              words.py``
 =====================  =====================================  =================================
 
 Choosing the implementation: the environment variable ``CONVLEDGER_CODEC``,
@@ -46,10 +49,10 @@ With the clear choice, ``convledger.fast`` is not imported at all.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final, Literal, cast
 
-from convledger import canonical
+from convledger import canonical, words
 from convledger.canonical import JsonValue
 
 StoredRow = tuple[str, int, str, str, int, str, str, int]
@@ -91,17 +94,26 @@ on the clear code: the caller then decodes every row into its envelope and encod
 archive of those (``encode_archive(archive_of(cid, [envelope_of(row) ...], companions))``),
 which lives with the caller because this module may import nothing above canonical JSON."""
 
+folded_words: Callable[[Iterable[str]], set[str]]
+"""The distinct folded words of texts, as the PostgreSQL store indexes them (PGS-063)."""
+
 if CHOSEN == "fast":
     from convledger.fast import archive as _fast_archive
     from convledger.fast import canonical as _fast_canonical
     from convledger.fast import decode as _fast_decode
+    from convledger.fast import words as _fast_words
 
     encode = _fast_canonical.encode
     decode_stored = _fast_decode.decode_stored
     encode_stored = _fast_archive.encode_stored
+    folded_words = _fast_words.folded_words
 else:
     encode = canonical.encode
     decode_stored = _clear_decode_stored
     encode_stored = None
+    folded_words = words.folded_words
 
-__all__ = ["CHOSEN", "ENVIRONMENT", "StoredRow", "decode_stored", "encode", "encode_stored"]
+__all__ = [
+    "CHOSEN", "ENVIRONMENT", "StoredRow", "decode_stored", "encode", "encode_stored",
+    "folded_words",
+]
