@@ -4,7 +4,7 @@ A word is a run of letters and digits (SRC, PGS-068 says exactly which
 characters): the regular expression ``[^\\W_]+``, whose class is the
 characters for which :meth:`str.isalnum` holds. A word is indexed folded
 (:func:`fold`): lower case, its compatibility decomposition (NFKD) without
-combining marks, and the lexeme of its SHA-256 digest when it is longer than
+combining marks, and the lexeme of its sha256 digest when it is longer than
 :data:`LONG_WORD` UTF-8 bytes.
 
 :func:`folded_words` is the definition the store's hot path must agree with:
