@@ -76,7 +76,7 @@ def untrack(dsn: str, schema: str) -> None:
     """``schema`` was dropped (or renamed away): neither this process nor its guardian drops it."""
     with _LIVE_LOCK:
         _LIVE.discard((dsn, schema))
-    found = guardian.start()
+    found = guardian.current()  # none yet: nothing was told, so nothing to take back
     if found is not None:
         found.dropped(dsn, schema)
 

@@ -123,6 +123,12 @@ def start() -> Guardian | None:
         return _GUARDIAN[0]
 
 
+def current() -> Guardian | None:
+    """This process's guardian if one runs (never starts one)."""
+    with _START_LOCK:
+        return _GUARDIAN[0] if _GUARDIAN else None
+
+
 def release() -> None:
     """At a normal exit, after this process dropped its schemas: end the guardian's input.
 
