@@ -5,9 +5,11 @@ single, batch of 100 and transition against a bare psycopg connection
 replaying the statements a recording store sent for the same operation, a
 bounded read (page of 100) against the same keyset fetch plus ``json.loads``,
 and the read at the largest ``--bench-sizes`` size over the same at the
-smallest. Store and floor run interleaved, one operation each per round;
-pytest-benchmark drives the rounds, and the figure goes into
-``benchmark.extra_info`` where ``benchmarks/gate.py`` reads it.
+smallest. With the optional ``peers`` extra, eventsourcing's PostgreSQL recorder
+appends and reads the same events beside the store (``convledger_bench.pg_peers``;
+without it those figures skip with "peers not installed"). Store and floor run
+interleaved, one operation each per round; pytest-benchmark drives the rounds,
+and the figure goes into ``benchmark.extra_info`` where ``benchmarks/gate.py`` reads it.
 
 The schemas live in the database ``CONVLEDGER_PG_DSN`` names (default
 ``postgresql://postgres@127.0.0.1:5432/postgres``) and are dropped at the end
@@ -54,8 +56,8 @@ def pg_bench(request: pytest.FixtureRequest) -> Iterator[Any]:
 
 
 ROUNDS = {
-    "quick": {"single": 40, "batch100": 12, "transition": 40, "read": 60},
-    "full": {"single": 150, "batch100": 40, "transition": 150, "read": 300},
+    "quick": {"single": 40, "batch100": 12, "transition": 40, "read": 60, "peer": 20},
+    "full": {"single": 150, "batch100": 40, "transition": 150, "read": 300, "peer": 60},
 }
 """Rounds per figure: a PostgreSQL commit costs milliseconds (one fsync), so fewer than SQLite's."""
 
@@ -102,3 +104,21 @@ def test_pg_read_scaling(benchmark: Any, pg_bench: Any, request: pytest.FixtureR
         pytest.skip("one ledger size: nothing to scale against")
     keep(benchmark, scaling_figure(pg_bench, (min(sizes), max(sizes)), _rounds(request, "read"),
                                    runner=pedantic(benchmark)))
+
+
+PEER_FIGURES = ("single", "batch100", "read")
+
+
+@pytest.mark.benchmark(group="postgres: beside eventsourcing's PostgreSQL recorder")
+@pytest.mark.parametrize("name", PEER_FIGURES)
+def test_pg_peer_eventsourcing(benchmark: Any, pg_bench: Any, ledger_size: int, name: str,
+                               request: pytest.FixtureRequest) -> None:
+    """The same events through eventsourcing's recorder and the store, interleaved (optional)."""
+    from convledger_bench.pg_peers import MISSING, available, peer_figure
+
+    if not available():
+        pytest.skip(MISSING)
+    if ledger_size != min(pg_bench.plan.sizes):
+        pytest.skip("measured once, on schemas of its own")
+    keep(benchmark, peer_figure(pg_bench.dsn, name, _rounds(request, "peer"),
+                                runner=pedantic(benchmark)))

@@ -1,10 +1,13 @@
 """Drop the fresh-store schemas (``convledger_test_%``) that no live session uses.
 
 A store made by ``convledger.postgres:new_schema_store`` drops its schema when
-it closes or when its process exits (PGS-051); a process killed with SIGKILL
-(the crash and fault checks kill servers on purpose) never runs that exit
-hook. `.ci/run` calls this when it ends, so that a run leaves the machine's
-PostgreSQL as it found it, and prints what it dropped. A schema whose name a
+it closes or when its process exits (PGS-051), and a process killed with
+SIGKILL (the crash checks kill servers on purpose) has its guardian drop them
+(PGS-069). This is the last safety net: `.ci/run` calls it when it ends, so
+that a run leaves the machine's PostgreSQL as it found it even if a guardian
+was killed too, and prints what it dropped (0 expected). Caution: an emptied
+schema pooled by another run still going (PGS-053) has no session either and
+is dropped as well. A schema whose name a
 live session carries as its ``application_name`` (``convledger:<schema>``) is
 kept. Usage: ``python scripts/pg_drop_leftovers.py [DSN]``.
 """

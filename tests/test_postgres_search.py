@@ -77,6 +77,16 @@ def test_words_fold_case_and_marks_and_long_words_match(store: PostgresStore) ->
     assert "Café" in hit.snippet and hit.occurred_at == "2024-05-01T12:00:00Z"
 
 
+def test_letters_and_digits_are_categories_l_and_n(store: PostgresStore) -> None:
+    """PGS-068: L* and N* characters make words (No and Nl too); ``_`` and symbols separate."""
+    store.append("c", [draft("e1", value="snake_case x\u00bdy \u2166th 3\u20ac4 \u0660\u0661"),
+                       draft("e2", value="other")])
+    for query in ["snake", "case", "x\u00bdy", "\u2166th", "3", "4", "\u0660\u0661"]:
+        assert seqs(store.search("c", query)) == [("c", 1)], query
+    assert seqs(store.search("c", "case_snake")) == [("c", 1)]  # _ separates, as in the text
+    assert not store.search("c", "x")  # "x½y" is one word (½ is category No), "x" is not in it
+
+
 def _folded_by_the_rule(word: str) -> str:
     """PGS-063 as the chapter words it, with no fast path."""
     decomposed = unicodedata.normalize("NFKD", word.lower())

@@ -208,8 +208,8 @@ def test_serialization_failures_are_retried_then_conflict(
     real = transaction.append_checked
     failures = [psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected]
 
-    def flaky(*args: Any) -> Any:
-        result = real(*args)  # written, then the failure: the retry must roll it back
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)  # written, then the failure: the retry must roll it back
         if failures:
             raise failures.pop()("injected")
         return result

@@ -40,6 +40,9 @@ canonical`             ``canonical.decode`` and compares      decode_canonical` 
                        ``jsonschema`` validator judges each   compile_accepts`, ``tests/test_
                        payload (KND-003)                      fast_validate.py``; it only
                                                               accepts, the clear code refuses
+:func:`folded_words`   :func:`convledger.words.folded_words`  :func:`convledger.fast.words.
+                       (PGS-062, PGS-063, PGS-068)            folded_words`, ``tests/test_fast_
+                                                              words.py``
 =====================  =====================================  =================================
 
 Choosing the implementation: the environment variable ``CONVLEDGER_CODEC``,
@@ -62,10 +65,10 @@ With the clear choice, ``convledger.fast`` is not imported at all.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final, Literal, cast
 
-from convledger import canonical
+from convledger import canonical, words
 from convledger.canonical import JsonValue
 from convledger.limits import MAX_DEPTH
 
@@ -146,11 +149,16 @@ def _no_compiled_schema(schema: Mapping[str, object]) -> None:
     return None
 
 
+folded_words: Callable[[Iterable[str]], set[str]]
+"""The distinct folded words of texts, as the PostgreSQL store indexes them (PGS-063)."""
+
+
 if CHOSEN == "fast":
     from convledger.fast import archive as _fast_archive
     from convledger.fast import canonical as _fast_canonical
     from convledger.fast import decode as _fast_decode
     from convledger.fast import validate as _fast_validate
+    from convledger.fast import words as _fast_words
 
     encode = _fast_canonical.encode
     decode_stored = _fast_decode.decode_stored
@@ -159,6 +167,7 @@ if CHOSEN == "fast":
     encode_stored = _fast_archive.encode_stored
     encode_payload = _fast_canonical.encode_payload
     compile_schema = _fast_validate.compile_accepts
+    folded_words = _fast_words.folded_words
 else:
     encode = canonical.encode
     decode_stored = _clear_decode_stored
@@ -167,6 +176,7 @@ else:
     encode_stored = None
     encode_payload = _clear_encode_payload
     compile_schema = _no_compiled_schema
+    folded_words = words.folded_words
 
 __all__ = [
     "CHOSEN",
@@ -179,4 +189,5 @@ __all__ = [
     "encode",
     "encode_payload",
     "encode_stored",
+    "folded_words",
 ]

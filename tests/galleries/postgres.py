@@ -52,8 +52,7 @@ def factory_of(cls: type[PostgresStore]) -> Callable[[], PostgresStore]:
     def make() -> PostgresStore:
         dsn = factories.configured_dsn()
         schema = f"{factories.SCHEMA_PREFIX}{uuid.uuid4().hex}"
-        with factories._LIVE_LOCK:
-            factories._LIVE.add((dsn, schema))  # dropped at exit if never closed (PGS-051)
+        factories.track(dsn, schema)  # dropped at exit, or by the guardian (PGS-051, PGS-069)
         try:
             return cls(dsn, schema=schema,
                        on_close=lambda: factories.drop_schema(dsn, schema))

@@ -8,6 +8,12 @@ closes (``reopen`` hands the duty to the reopened handle). Schemas a process
 made and did not drop (a store never closed) are dropped when it exits, so a
 run leaves the server as it found it.
 
+A process killed with SIGKILL runs no exit hook: its guardian
+(:mod:`convledger.postgres.guardian`, PGS-069) drops what it left. :func:`track`
+and :func:`untrack` keep the live set and tell the guardian; at exit every
+schema left is dropped in one statement per database (:func:`drop_schemas`),
+so a server with many stores exits within the 5 s its client waits.
+
 Fresh stores are cheap: :mod:`convledger.postgres.recycling` (PGS-053).
 
 :func:`open_located_store` is the opener a store's locator names: the JSON
@@ -28,6 +34,7 @@ from typing import Any
 
 from convledger.errors import InvalidInputError, NotFoundError
 from convledger.handles import store_class
+from convledger.postgres import guardian
 from convledger.postgres.driver import psycopg_module
 from convledger.postgres.errors import driver_boundary
 from convledger.postgres.schema import RELATIONS
@@ -56,27 +63,61 @@ def configured_dsn() -> str:
     return os.environ.get(DSN_VARIABLE) or DEFAULT_DSN
 
 
-def drop_schema(dsn: str, schema: str) -> None:
-    """Drop ``schema`` and everything in it (a test schema, when its store closes)."""
+def track(dsn: str, schema: str) -> None:
+    """PGS-051, PGS-069: ``schema`` is this process's to drop; its guardian knows it too."""
+    with _LIVE_LOCK:
+        _LIVE.add((dsn, schema))
+    found = guardian.start()
+    if found is not None:
+        found.made(dsn, schema)
+
+
+def untrack(dsn: str, schema: str) -> None:
+    """``schema`` was dropped (or renamed away): neither this process nor its guardian drops it."""
+    with _LIVE_LOCK:
+        _LIVE.discard((dsn, schema))
+    found = guardian.current()  # none yet: nothing was told, so nothing to take back
+    if found is not None:
+        found.dropped(dsn, schema)
+
+
+def drop_schemas(dsn: str, schemas: list[str]) -> None:
+    """Drop ``schemas`` and everything in them, in one statement (one connection, one lock)."""
+    if not schemas:
+        return
     psycopg = psycopg_module()
     sql = psycopg.sql
     with driver_boundary("drop schema"), psycopg.connect(dsn, autocommit=True,
                                                          connect_timeout=5) as connection:
         connection.execute("SET lock_timeout = '30s'")
         connection.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
-            sql.Identifier(schema)))
-    with _LIVE_LOCK:
-        _LIVE.discard((dsn, schema))
+            sql.SQL(", ").join(sql.Identifier(schema) for schema in schemas)))
+    for schema in schemas:
+        untrack(dsn, schema)
+
+
+def drop_schema(dsn: str, schema: str) -> None:
+    """Drop ``schema`` and everything in it (a test schema, when its store closes)."""
+    drop_schemas(dsn, [schema])
 
 
 def _drop_leftovers() -> None:
+    """At exit: every schema left, one statement per database; the guardian gets the rest."""
     with _LIVE_LOCK:
         left = sorted(_LIVE)
+    by_dsn: dict[str, list[str]] = {}
     for dsn, schema in left:
+        by_dsn.setdefault(dsn, []).append(schema)
+    for dsn, schemas in by_dsn.items():
         try:
-            drop_schema(dsn, schema)
-        except Exception:
-            continue
+            drop_schemas(dsn, schemas)
+        except Exception:  # one at a time, so one busy schema does not keep the others
+            for schema in schemas:
+                try:
+                    drop_schema(dsn, schema)
+                except Exception:
+                    continue
+    guardian.release()
 
 
 atexit.register(_drop_leftovers)
@@ -88,8 +129,7 @@ def schema_store_factory(dsn: str | None = None, **options: Any) -> StoreMaker:
     def make() -> PostgresStore:
         target = configured_dsn() if dsn is None else dsn
         schema = f"{schema_prefix()}{uuid.uuid4().hex}"
-        with _LIVE_LOCK:
-            _LIVE.add((target, schema))
+        track(target, schema)
         try:
             return PostgresStore(target, schema=schema,
                                  on_close=lambda: drop_schema(target, schema), **options)

@@ -31,12 +31,13 @@ from typing import Any
 from convledger.postgres.driver import application_name, psycopg_module
 from convledger.postgres.errors import driver_boundary
 from convledger.postgres.factories import (
-    _LIVE,
     _LIVE_LOCK,
     StoreMaker,
     configured_dsn,
     drop_schema,
     schema_prefix,
+    track,
+    untrack,
 )
 from convledger.postgres.store import PostgresStore
 
@@ -60,30 +61,43 @@ def recycle(dsn: str, schema: str) -> None:
     psycopg = psycopg_module()
     sql = psycopg.sql
     fresh = f"{schema_prefix()}{uuid.uuid4().hex}"
-    with driver_boundary("recycle schema"), psycopg.connect(dsn, autocommit=True,
-                                                            connect_timeout=5) as connection:
-        found = connection.execute(OTHER_CONNECTIONS, (application_name(schema),)).fetchone()
-        if found is None or int(found[0]) != 0:
-            connection.close()
-            drop_schema(dsn, schema)  # a handle is still connected: never reuse its schema
-            return
-        with connection.transaction():
-            connection.execute("SET LOCAL lock_timeout = '30s'")
-            connection.execute(sql.SQL("; ").join(
-                sql.SQL("DELETE FROM {}.{}").format(sql.Identifier(schema), sql.Identifier(table))
-                for table in TABLES_TO_EMPTY))
-            connection.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(
-                sql.Identifier(schema), sql.Identifier(fresh)))
+    track(dsn, fresh)  # PGS-069: the guardian knows the new name before the rename commits
+    try:
+        with driver_boundary("recycle schema"), psycopg.connect(
+            dsn, autocommit=True, connect_timeout=5
+        ) as connection:
+            found = connection.execute(
+                OTHER_CONNECTIONS, (application_name(schema),)).fetchone()
+            if found is None or int(found[0]) != 0:
+                connection.close()
+                untrack(dsn, fresh)
+                drop_schema(dsn, schema)  # a handle is still connected: never reuse its schema
+                return
+            with connection.transaction():
+                connection.execute("SET LOCAL lock_timeout = '30s'")
+                connection.execute(sql.SQL("; ").join(
+                    sql.SQL("DELETE FROM {}.{}").format(sql.Identifier(schema),
+                                                        sql.Identifier(table))
+                    for table in TABLES_TO_EMPTY))
+                connection.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(
+                    sql.Identifier(schema), sql.Identifier(fresh)))
+    except BaseException:
+        untrack(dsn, fresh)  # not renamed: the old name stays live and is dropped at exit
+        raise
+    untrack(dsn, schema)
     with _LIVE_LOCK:
-        _LIVE.discard((dsn, schema))
-        _LIVE.add((dsn, fresh))
         _POOL.setdefault(dsn, []).append(fresh)
+
+
+_EXITING = threading.Event()
+"""Set at exit: closed stores are no longer emptied for reuse, only dropped with the rest."""
 
 
 def _work() -> None:
     while (item := _CLOSED.get()) is not None:
         try:
-            recycle(*item)
+            if not _EXITING.is_set():
+                recycle(*item)
         except Exception:  # left in the live set: dropped when the process exits
             pass
         finally:
@@ -107,6 +121,7 @@ def settle() -> None:
 
 
 def _stop() -> None:
+    _EXITING.set()  # what is still queued stays live: the factories' hook drops it at once
     if _WORKER:
         _CLOSED.put(None)
         _WORKER[0].join(timeout=60)
@@ -126,7 +141,8 @@ def recycling_store_factory(
             pooled = _POOL.get(target, [])
             emptied = bool(pooled)
             schema = pooled.pop() if pooled else f"{schema_prefix()}{uuid.uuid4().hex}"
-            _LIVE.add((target, schema))
+        if not emptied:
+            track(target, schema)
         try:
             return store_class(target, schema=schema, emptied=emptied,
                                on_close=lambda: _closed(target, schema), **options)

@@ -150,11 +150,20 @@ def first_stored_event_id(connection: Connection, event_ids: Iterable[str]) -> s
     return None if found is None else text_of(found[0])
 
 
-def insert_placed(connection: Connection, envelopes: Iterable[Envelope]) -> tuple[Envelope, ...]:
-    """Store envelopes as they are and return them as read back from their rows (LED-014)."""
+def insert_placed(
+    connection: Connection, envelopes: Sequence[Envelope], *, detached: bool = False
+) -> tuple[Envelope, ...]:
+    """Store envelopes as they are and return them as read back from their rows (LED-014).
+
+    ``detached``: the payloads were already read back from their canonical bytes and no
+    caller holds them (``convledger.batch.validated_batch``, the append path), so decoding
+    the rows again would give equal values; the envelopes are returned as they are.
+    """
     stored = [event_row(envelope) for envelope in envelopes]
     if stored:
         connection.execute(INSERT_EVENTS, [list(column) for column in zip(*stored, strict=True)])
+    if detached:
+        return tuple(envelopes)
     return tuple(envelope_of(row) for row in stored)
 
 

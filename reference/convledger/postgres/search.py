@@ -6,18 +6,18 @@ PostgreSQL's text-search parser knows e-mail addresses, URLs, hyphenated
 words and numbers with dots, and what it calls a letter depends on the
 database's locale; chapter SRC wants the runs of Unicode letters and digits,
 whatever the server. So the store cuts an event's text into words itself
-(:func:`lexemes`, the same rule as the query's, :func:`convledger.search.query.tokens`),
-folds them (:func:`fold`) and stores them with ``array_to_tsvector``, which
-takes lexemes as they are; a query is written as a ``tsquery`` of quoted
-lexemes joined by ``&`` (:func:`tsquery_of`), so no user character reaches
-the tsquery parser as an operator (SRC-020). The server only stores and
-intersects lexemes.
+(:func:`lexemes`, the same rule as the query's, :func:`convledger.search.query.tokens`;
+the rule is :mod:`convledger.words`), folds them (:func:`~convledger.words.fold`) and
+stores them with ``array_to_tsvector``, which takes lexemes as they are; a query is
+written as a ``tsquery`` of quoted lexemes joined by ``&`` (:func:`tsquery_of`), so no
+user character reaches the tsquery parser as an operator (SRC-020). The server only
+stores and intersects lexemes.
 
 Each event's row of ``search_words`` also holds the lexeme of its
 conversation (:func:`scope_lexeme`), and a search of one conversation adds it
 to the query: GIN intersects the conversation's posting list with those of
 the words, as the SQLite store's ``scope`` token does in FTS5. A word longer
-than :data:`LONG_WORD` bytes is stored as the lexeme of its digest (a lexeme
+than :data:`~convledger.words.LONG_WORD` bytes is stored as the lexeme of its digest (a lexeme
 holds at most 2047 bytes), in the event and in the query alike.
 
 Cost
@@ -32,8 +32,6 @@ in the ledger, not the events stored.
 from __future__ import annotations
 
 import hashlib
-import re
-import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -42,16 +40,13 @@ from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.postgres.rows import key, text_of
 from convledger.search.operations import Allowed, Hit, page_of
+from convledger.words import WORD, fold
 
 if TYPE_CHECKING:
     from convledger.postgres.driver import Connection
 
-LONG_WORD = 200
-"""PGS-063: a word of more UTF-8 bytes than this is indexed and queried by its digest."""
 SNIPPET_WORDS = 16
 """SRC-002: the most words a snippet shows."""
-
-_WORD = re.compile(r"[^\W_]+")
 
 INSERT_WORDS = (
     "INSERT INTO search_words (conversation_id, seq, words)"
@@ -93,17 +88,6 @@ SEARCH_READS = {
 """The reads of the search words, by purpose (PGS-030: a GIN index scan each)."""
 
 
-def fold(word: str) -> str:
-    """PGS-063: a word as indexed: lower case, combining marks removed, digest when long."""
-    if word.isascii() and len(word) <= LONG_WORD:
-        return word.lower()  # NFKD leaves ASCII as it is, and it has no combining marks
-    decomposed = unicodedata.normalize("NFKD", word.lower())
-    folded = "".join(c for c in decomposed if not unicodedata.combining(c)) or word.lower()
-    if len(folded.encode("utf-8")) > LONG_WORD:
-        return "h:" + hashlib.sha256(folded.encode("utf-8")).hexdigest()
-    return folded
-
-
 def scope_lexeme(conversation_id: str) -> str:
     """PGS-062: the lexeme naming a conversation (no word holds ``:``)."""
     return "c:" + hashlib.sha256(key(conversation_id)).hexdigest()
@@ -121,16 +105,33 @@ def _strings(payload: JsonValue) -> Iterator[str]:
             yield from _strings(value)
 
 
+def _all_strings(payload: JsonValue) -> list[str]:
+    """SQL-008: the string values of a payload, in no particular order (one loop, no recursion)."""
+    found: list[str] = []
+    pending: list[JsonValue] = [payload]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return found
+
+
 def text_words(payload: JsonValue) -> list[str]:
     """The words of an event's text, as written (for snippets)."""
-    return [word for text in _strings(payload) for word in _WORD.findall(text)]
+    return [word for text in _strings(payload) for word in WORD.findall(text)]
 
 
 def lexemes(envelope: Envelope) -> list[str]:
     """PGS-062: the distinct folded words of the event's text and its conversation's lexeme."""
-    # one scan of the text: words never span the separator, and each distinct word folds once
-    found = {fold(word) for word in set(_WORD.findall(" ".join(_strings(envelope.payload))))}
-    return sorted(found | {scope_lexeme(envelope.conversation_id)})
+    # PGS-063: the clear rule is convledger.words.folded_words; the seam may bind a fast cutter
+    # a set of words: the order of the strings does not matter
+    found = codec.folded_words(_all_strings(envelope.payload))
+    found.add(scope_lexeme(envelope.conversation_id))
+    return sorted(found)
 
 
 def insert_words(connection: Connection, envelopes: Iterable[Envelope]) -> None:

@@ -1,0 +1,44 @@
+"""The words of a text as the PostgreSQL store indexes them (PGS-063, PGS-068): the clear rule.
+
+A word is a run of letters and digits (SRC, PGS-068 says exactly which
+characters): the regular expression ``[^\\W_]+``, whose class is the
+characters for which :meth:`str.isalnum` holds. A word is indexed folded
+(:func:`fold`): lower case, its compatibility decomposition (NFKD) without
+combining marks, and the lexeme of its sha256 digest when it is longer than
+:data:`LONG_WORD` UTF-8 bytes.
+
+:func:`folded_words` is the definition the store's hot path must agree with:
+``convledger.codec.folded_words`` binds it, or the fast cutter
+:func:`convledger.fast.words.folded_words` that ``tests/test_fast_words.py``
+proves equal to it on arbitrary Unicode text. This module imports nothing of
+the reference, so the seam may bind it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable
+
+LONG_WORD = 200
+"""PGS-063: a word of more UTF-8 bytes than this is indexed and queried by its digest."""
+
+WORD = re.compile(r"[^\W_]+")
+"""PGS-068: a run of characters for which ``str.isalnum`` holds."""
+
+
+def fold(word: str) -> str:
+    """PGS-063: a word as indexed: lower case, combining marks removed, digest when long."""
+    if word.isascii() and len(word) <= LONG_WORD:
+        return word.lower()  # NFKD leaves ASCII as it is, and it has no combining marks
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    folded = "".join(c for c in decomposed if not unicodedata.combining(c)) or word.lower()
+    if len(folded.encode("utf-8")) > LONG_WORD:
+        return "h:" + hashlib.sha256(folded.encode("utf-8")).hexdigest()
+    return folded
+
+
+def folded_words(texts: Iterable[str]) -> set[str]:
+    """PGS-062, PGS-063: the distinct folded words of ``texts`` (no word spans two texts)."""
+    return {fold(word) for text in texts for word in WORD.findall(text)}

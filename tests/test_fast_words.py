@@ -1,0 +1,88 @@
+"""The fast word cutter gives the set of folded words the clear rule gives (PGS-063, PGS-068).
+
+``convledger.words.folded_words`` is the definition (the regular expression
+``[^\\W_]+`` and ``fold``); ``convledger.fast.words.folded_words`` must return the
+same set for every sequence of texts: arbitrary Unicode, ASCII with every
+separator, words around the 200-byte digest limit, and every code point alone
+and between ASCII letters.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from convledger import codec, words
+from convledger.fast import words as fast_words
+
+unicode_texts = st.text(alphabet=st.characters(codec="utf-8"), max_size=300)
+"""Any text a payload may hold (no lone surrogates, LIM-011)."""
+ascii_texts = st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=300)
+mixed_texts = st.text(
+    alphabet=st.sampled_from("aZ9_ -'.\u00e9\u00c9\u0130\u03a3\u03c3\u0301\ufdfa\u00bd\u2044\u3000"
+                             "\u0660\u1e9e\u212b\u00df\ufb01"),
+    max_size=300,
+)
+"""Letters, digits and separators on both sides of ASCII, and the characters whose lower case
+or decomposition is more than one character (final sigma, dotted I, the Arabic ligature with
+spaces in its decomposition, fractions, ligatures)."""
+long_words = st.integers(min_value=190, max_value=210).flatmap(
+    lambda n: st.sampled_from(["a" * n, "\u00e9" * (n // 2), "A" * n + "\u00e9"])
+)
+
+
+@given(st.lists(st.one_of(unicode_texts, ascii_texts, mixed_texts, long_words), max_size=6))
+@example(["caf\u00e9 CAF\u00c9 cafe\u0301"])
+@example(["\u0130stanbul \u039f\u0394\u039f\u03a3'\u0392"])
+@example(["a" * 200, "a" * 201, "\u00e9" * 100, "\u00e9" * 101])
+@example(["snake_case", "x\x00y", "\ufdfa"])
+def test_fast_equals_clear(texts: list[str]) -> None:
+    """PGS-063: the same distinct folded words, whatever the texts."""
+    assert fast_words.folded_words(texts) == words.folded_words(texts)
+
+
+def test_every_code_point_between_letters() -> None:
+    """PGS-068: each assigned code point cuts and folds alike inside an ASCII word.
+
+    Unassigned and private-use code points (categories Cn, Co: separators to both) are
+    taken one in 97; surrogates are no text (LIM-011).
+    """
+    points = [
+        p for p in range(sys.maxunicode + 1)
+        if not 0xD800 <= p <= 0xDFFF
+        and (unicodedata.category(chr(p)) not in ("Cn", "Co") or p % 97 == 0)
+    ]
+    for start in range(0, len(points), 4096):
+        chunk = [f"A{chr(point)}b" for point in points[start:start + 4096]]
+        assert fast_words.folded_words(chunk) == words.folded_words(chunk), hex(points[start])
+
+
+def test_letters_and_digits_are_exactly_isalnum() -> None:
+    """PGS-068: a character belongs to a word exactly when ``str.isalnum`` holds for it."""
+    for point in range(sys.maxunicode + 1):
+        character = chr(point)
+        assert (words.WORD.fullmatch(character) is not None) == character.isalnum(), hex(point)
+
+
+def test_isalnum_is_the_categories_of_the_spec() -> None:
+    """PGS-068: isalnum holds for general categories L* and N* and for nothing else."""
+    for point in range(sys.maxunicode + 1):
+        character = chr(point)
+        category = unicodedata.category(character)
+        expected = category[0] in ("L", "N")
+        assert character.isalnum() == expected, (hex(point), category)
+
+
+def test_the_seam_binds_the_chosen_cutter() -> None:
+    """The store's hot path cuts by the implementation ``convledger.codec`` chose."""
+    chosen = fast_words.folded_words if codec.CHOSEN == "fast" else words.folded_words
+    assert codec.folded_words is chosen
+
+
+def test_no_white_space_is_a_letter_or_digit() -> None:
+    """The fast cutter splits at ``str.isspace``: every such character separates words."""
+    assert not [hex(p) for p in range(sys.maxunicode + 1)
+                if chr(p).isspace() and chr(p).isalnum()]
