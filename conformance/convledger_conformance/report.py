@@ -125,6 +125,12 @@ class CheckResult:
     detail: str = ""
     also: tuple[Capability, ...] = ()
     """Further capabilities the check needs (see ``registry.check``)."""
+    blocked_by: str = ""
+    """On a ``not_run`` check: the suite's helper call the store broke (CAP-006)."""
+    blocked_ids: tuple[str, ...] = ()
+    """On a ``not_run`` check: the ids that broken helper call relies on."""
+    blocks: tuple[str, ...] = ()
+    """On the finding of a broken helper call: the checks it stopped (CAP-006)."""
 
     def needs(self) -> frozenset[Capability]:
         """Every capability the check needs."""
@@ -141,6 +147,8 @@ class CheckResult:
             "failedIds": list(self.failed_ids),
             "message": self.message,
             "detail": self.detail,
+            **({"blockedBy": self.blocked_by} if self.blocked_by else {}),
+            **({"blocks": list(self.blocks)} if self.blocks else {}),
         }
 
 
@@ -266,6 +274,10 @@ class Report:
         if not self.suite.rerun:
             return ""
         from convledger_conformance.selection import keyword_for
+
+        finding = next((r for r in self.checks if r.name == name and r.blocks), None)
+        if finding is not None:  # a broken helper call: the first check it stopped shows it
+            name = finding.blocks[0]
 
         expression = keyword_for(name, [result.name for result in self.checks])
         return f"{self.suite.rerun} -k {shlex.quote(expression)}"

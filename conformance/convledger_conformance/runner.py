@@ -56,6 +56,7 @@ from convledger_conformance.registry import (
     Check,
     CheckContext,
     CheckFailure,
+    HelperBroken,
     StoreFactory,
     all_checks,
     load_checks,
@@ -83,6 +84,9 @@ from convledger_conformance.vectors.files import INVENTORY_CHECK, unconsumed
 DECLARATION_CHECK: Final = "capability_declaration"
 """The name under which the runner reports its own check of the declaration."""
 DECLARATION_IDS: Final = ("CAP-001", "CAP-003")
+HELPER_CHECK: Final = "helper"
+"""Prefix of the finding of a helper call the store broke
+(``helper: read with limit 1000 is refused (invalid_input)``, CAP-006)."""
 FRESH_CHECK: Final = "fresh_store"
 """The check that runs first and alone; the run stops when it fails (CAP-005)."""
 
@@ -152,10 +156,11 @@ def run_suite(
             reason = f"not run: the factory's stores are not new and empty ({FRESH_CHECK})"
             results = [accepted, first, *(_not_run(item, reason) for item in rest)]
             return _report(suite, name, declared, results)
-        results = [accepted, first, *_run_checks(
+        ran = list(_run_checks(
             rest, context, line, total=total, seed=seed,
             recording=None if record_failures is None else (record_failures, name),
-        )]
+        ))
+        results = [accepted, first, *ran, *helper_findings([first, *ran])]
     if checks is None:  # the whole suite: every shipped vector file must have been replayed
         line.show(total, total, INVENTORY_CHECK)
         results.append(vector_inventory())
@@ -181,6 +186,35 @@ def vector_inventory(folder: Path | None = None) -> CheckResult:
         duration=time.perf_counter() - started,
         message=f"vector files no check replays: {', '.join(missing)}" if missing else "",
     )
+
+
+def helper_findings(results: Iterable[CheckResult]) -> list[CheckResult]:
+    """CAP-006: one failed finding per helper call the store broke, naming the checks it stopped.
+
+    A store that refuses the suite's whole-ledger read (or its head) would otherwise fail
+    every check that reads to compare states; each such check is reported ``not_run``
+    (``blocked_by``) and the broken call is reported here once, failing the ids it relies on.
+    """
+    stopped: dict[str, list[CheckResult]] = {}
+    for result in results:
+        if result.blocked_by:
+            stopped.setdefault(result.blocked_by, []).append(result)
+    findings = []
+    for outcome, blocked in stopped.items():
+        ids = tuple(dict.fromkeys(i for result in blocked for i in result.blocked_ids))
+        affected = sorted({i for result in blocked for i in result.ids})
+        names = [result.name for result in blocked]
+        message = (f"{outcome}: {len(blocked)} checks could not run; their ids: "
+                   f"{', '.join(affected)}")
+        detail = (f"The suite's own call (made to compare states, not the call a check tests) "
+                  f"failed in the checks {', '.join(names)}.\n"
+                  f"First of them, {names[0]}: {blocked[0].message}\n{blocked[0].detail}")
+        findings.append(CheckResult(
+            name=f"{HELPER_CHECK}: {outcome}", ids=ids, capability=Capability.LEDGER,
+            status=FAILED, failed_ids=ids, message=_printable(message),
+            detail=_printable(detail), blocks=tuple(names),
+        ))
+    return findings
 
 
 def read_declaration(factory: StoreFactory) -> frozenset[Capability]:
@@ -224,6 +258,16 @@ def run_check(item: Check, context: CheckContext) -> CheckResult:
         with with_reporter(lambda value: reported.append(str(value))):
             item.run(context)
     except Exception as error:
+        helper = _blocking_helper(error)
+        if helper is not None:
+            return CheckResult(
+                name=item.name, ids=item.ids, capability=item.capability, status=NOT_RUN,
+                duration=time.perf_counter() - started, also=item.also,
+                message=_printable(f"not run: the suite's helper call {helper.outcome}: "
+                                   f"{helper.error!r}"),
+                detail=_printable("".join(traceback.format_exception(error))),
+                blocked_by=helper.outcome, blocked_ids=helper.ids,
+            )
         return _failed_result(item.name, item.ids, error, started, reported=reported)
     return CheckResult(
         name=item.name,
@@ -235,9 +279,21 @@ def run_check(item: Check, context: CheckContext) -> CheckResult:
     )
 
 
-def failed_ids(ids: tuple[str, ...], error: BaseException) -> tuple[str, ...]:
-    """The ids of a check that ``error`` proves broken (all of them unless it says which)."""
+def _blocking_helper(error: BaseException) -> HelperBroken | None:
+    """The broken helper call behind ``error`` when nothing else failed (CAP-006), else None."""
     leaves = _leaves(error)
+    if all(isinstance(leaf, HelperBroken) for leaf in leaves):
+        first = leaves[0]
+        return first if isinstance(first, HelperBroken) else None
+    return None
+
+
+def failed_ids(ids: tuple[str, ...], error: BaseException) -> tuple[str, ...]:
+    """The ids of a check that ``error`` proves broken (all of them unless it says which).
+
+    A broken helper call beside real failures (a group) is left out: those say which ids.
+    """
+    leaves = [leaf for leaf in _leaves(error) if not isinstance(leaf, HelperBroken)] or [error]
     if not all(isinstance(leaf, CheckFailure) for leaf in leaves):
         return ids
     named = {
