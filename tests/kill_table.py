@@ -162,7 +162,13 @@ def kill_with_report(
     )
     seconds = time.perf_counter() - started
     killers = tuple(r.name for r in report.checks if r.status == FAILED)
-    examples = tuple((check, counter.examples_seen.get(check, 0)) for check in killers)
+    # a broken helper call's finding (CAP-006) ran no examples itself: the checks it stopped did
+    stopped = {r.name: r.blocks for r in report.checks if r.blocks}
+    examples = tuple(
+        (check, min((counter.examples_seen.get(b, 0) for b in stopped[check]), default=0)
+         if check in stopped else counter.examples_seen.get(check, 0))
+        for check in killers
+    )
     row = KillRow(
         store=label,
         ids=tuple(broken.catches),

@@ -177,6 +177,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.runtime.checks_rare_transitions",
     "convledger_conformance.runtime.checks_replay",
     "convledger_conformance.runtime.checks_purge",
+    "convledger_conformance.runtime.checks_positions",
     "convledger_conformance.ledger.checks_replay",
     "convledger_conformance.ledger.checks_report",
     "convledger_conformance.search.checks",
