@@ -13,7 +13,7 @@ from galleries import BrokenStore
 from galleries.positions import BROKEN
 from kill_table import focused, kill_with_report
 
-FOLD_STORES = [b for b in BROKEN if "TRN-104" not in b.catches]
+FOLD_STORES = [b for b in BROKEN if not {"TRN-104", "TRN-094"} & set(b.catches)]
 """The catch-ups (the transition-fold stores follow, with their own tests)."""
 OLD_FOLD_CHECKS = ("unknown_kinds_in_a_fold", "partial_catch_up_reports_lag",
                    "checkpoint_never_ahead_never_back")
@@ -76,3 +76,18 @@ def test_the_reference_passes_the_transition_positions() -> None:
         row, report = kill_with_report(TRANSITION_STORES[0], selected, factory=factory,
                                        profile="smoke")
         assert report.ok and not row.failed, row.line()
+
+
+def test_the_purge_positions_check_kills_the_broken_purge() -> None:
+    """purge_at_every_position fails TRN-094; the other purge checks (small ledgers) pass it."""
+    (broken,) = [b for b in BROKEN if b.name == "PurgesAllButTheLastPage"]
+    selected = [item for item in all_checks() if item.name == "purge_at_every_position"]
+    row, report = kill_with_report(broken, selected, profile="smoke")
+    assert set(broken.catches) <= set(row.failed), row.line()
+    (failed,) = [result for result in report.checks if result.status == "failed"]
+    assert "after the purge of a conversation of 1001 events: expected" in failed.message, (
+        failed.message)
+    others = [item for item in focused(("TRN-093", "TRN-094"))
+              if item.name != "purge_at_every_position"]
+    row, _ = kill_with_report(broken, others, profile="smoke")
+    assert not row.failed, row.line()

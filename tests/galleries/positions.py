@@ -132,10 +132,25 @@ class FoldsAnIgnorableFirstEvent(_ReadsItsOwnWay):
         return attrs.evolve(definition, kinds=definition.kinds | {first})
 
 
+class PurgesAllButTheLastPage(MemoryStore):
+    """TRN-094: the purge deletes in pages of 1000 and stops before a partial last page: the
+    events from seq 1001 on stay readable (``while remaining > PAGE``, not ``>= 1``)."""
+
+    def _purge(self, conversation_id: str) -> bool:
+        with self._lock:
+            ledger = list(self._ledgers.get(conversation_id, []))
+        done = super()._purge(conversation_id)
+        if done and len(ledger) > PAGE:
+            with self._lock:
+                self._ledgers[conversation_id] = ledger[(len(ledger) // PAGE) * PAGE:]
+        return done
+
+
 BROKEN: tuple[BrokenStore, ...] = (
     broken("positions", LosesTheEventAfterAPage, "PRJ-011"),
     broken("positions", StopsBeforeTrailingIgnorables, "PRJ-030"),
     broken("positions", FoldsAnIgnorableFirstEvent, "PRJ-030"),
     broken("positions", FoldStopsBeforeTheLastEvent, "TRN-104"),
     broken("positions", FoldSkipsTheFirstOfTheSecondPage, "TRN-104"),
+    broken("positions", PurgesAllButTheLastPage, "TRN-094"),
 )

@@ -21,7 +21,8 @@ from typing import Any, Final
 from convledger import canonical
 from convledger.interface import require
 from convledger.runtime import Terminal
-from convledger.store import LedgerStore
+from convledger.store import Capability, LedgerStore
+from convledger_conformance.ledger.model import read_whole
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.runtime.checks_transitions import TRANSITIONS, Driver, fence_of
 from convledger_conformance.support import (
@@ -30,11 +31,13 @@ from convledger_conformance.support import (
     expect_same_bytes,
     fail,
     fresh_store,
+    ledger_bytes,
     refused,
     run_once,
 )
 
 IDS: Final = ("TRN-100", "TRN-101", "TRN-104", "TRN-106")
+PURGE_IDS: Final = ("TRN-093", "TRN-094")
 PAGE_EDGE: Final = 1000
 """The transition events stand at seq 1, at PAGE_EDGE and PAGE_EDGE + 1, and last."""
 
@@ -94,5 +97,36 @@ def check_transitions_at_every_position(ctx: CheckContext) -> None:
                         f"import of {where}, up to seq {json.loads(events)['events'][-1]['seq']}"
                         f", whose runtime companion lacks only the effect of the transition "
                         f"at seq {missing}", store=target, touched=["tp"])
+
+    run_once(ctx, body)
+
+
+@check(*PURGE_IDS, capability=Capability.PURGE)
+def check_purge_at_every_position(ctx: CheckContext) -> None:
+    """TRN-093, TRN-094: a purge removes every event, the first, both sides of a page, the last."""
+
+    def body(store: LedgerStore) -> None:
+        purge = require(store, Capability.PURGE)
+        _filler(store, "gone", PAGE_EDGE + 1)
+        _filler(store, "kept", PAGE_EDGE + 1)
+        kept = ledger_bytes(store, "kept")
+        accepted(partial(purge.purge, "gone"), PURGE_IDS, f"purge of {PAGE_EDGE + 1} events")
+        where = f"after the purge of a conversation of {PAGE_EDGE + 1} events"
+        if store.head("gone") != 0:
+            fail("TRN-094", f"{where}: expected head 0, got {store.head('gone')}")
+        for seq in (1, PAGE_EDGE, PAGE_EDGE + 1):
+            page = store.read("gone", from_seq=seq, limit=1)
+            if page.items or page.next_seq is not None:
+                fail("TRN-094", f"{where}: read from seq {seq} (limit 1): expected an empty "
+                                f"page, got seqs {[e.seq for e in page.items]} next "
+                                f"{page.next_seq}")
+        left = read_whole(store, "gone")
+        if left:
+            fail("TRN-094", f"{where}: expected no events, got {len(left)} (seqs "
+                            f"{left[0].seq} .. {left[-1].seq})")
+        refused(partial(store.export_conversation, "gone"), "not_found", "TRN-094",
+                f"export {where}")
+        if ledger_bytes(store, "kept") != kept:
+            fail("TRN-093", f"the purge of {PAGE_EDGE + 1} events changed another conversation")
 
     run_once(ctx, body)
