@@ -168,6 +168,17 @@ def kill(connection: WireConnection) -> None:
         os.kill(connection.pid, signal.SIGKILL)
 
 
+def _restart(target: Target, directory: Path, result: CrashResult, round_: int,
+             when: str) -> tuple[WireConnection, EveryOperation] | None:
+    """The server started again on ``directory`` after a round, or None with a DUR-008 failure."""
+    try:
+        return target.start(directory)
+    except (WireError, LedgerError, NotServed) as error:
+        result.failures.append(Failure("DUR-008", round_, result.seed,
+                                       f"the store did not open {when}: {error!r}"))
+        return None
+
+
 def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
               import_events: int = 3000, progress: Callable[[str], None] | None = None,
               ) -> CrashResult:
@@ -225,22 +236,18 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
                 result.failures.append(Failure("DUR-008", round_, seed, (
                     f"the round's kill did not land (server exit status {status}): the round "
                     "checks nothing, so it counts as failed")))
-                try:
-                    connection, store = target.start(directory)
-                except (WireError, LedgerError, NotServed) as error:
-                    result.failures.append(Failure("DUR-008", round_, seed,
-                                                   f"the store did not open again: {error!r}"))
+                restarted = _restart(target, directory, result, round_, "again")
+                if restarted is None:
                     return result
+                connection, store = restarted
                 continue
             result.kills += 1
             result.import_kills += cut == "import"
             result.batch_kills += cut == "batch"
-            try:
-                connection, store = target.start(directory)
-            except (WireError, LedgerError, NotServed) as error:
-                result.failures.append(Failure("DUR-008", round_, seed,
-                                               f"the store did not open after the kill: {error}"))
+            restarted = _restart(target, directory, result, round_, "after the kill")
+            if restarted is None:
                 return result
+            connection, store = restarted
             verified = verify(store, ledger)
             result.rounds += 1
             result.acknowledged += verified.acknowledged
