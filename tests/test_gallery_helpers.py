@@ -14,9 +14,9 @@ import pytest
 
 from convledger.memory import MemoryStore
 from convledger.store import Capability
+from convledger_conformance.helper_calls import HELPER_CHECK, helper_findings, stopped_by
 from convledger_conformance.registry import Check, all_checks
 from convledger_conformance.report import FAILED, NOT_RUN, PASSED, CheckResult
-from convledger_conformance.runner import HELPER_CHECK, helper_findings
 from galleries import BrokenStore
 from galleries.helpers import BROKEN, PagesCappedBelowTheDefault
 from kill_table import focused, kill_with_report
@@ -52,7 +52,7 @@ def test_a_refused_helper_read_is_one_finding() -> None:
         "read with limit 1000 is refused (invalid_input): "), finding.message
     blocked = [r for r in report.checks if r.blocked_by]
     assert len(blocked) >= 5 and f"{len(blocked)} checks could not run" in finding.message
-    assert finding.blocks == tuple(r.name for r in blocked)
+    assert stopped_by(finding, report.checks) == tuple(r.name for r in blocked)
     assert all(r.status == NOT_RUN and not r.failed_ids for r in blocked)
     for name in ROUTED:  # these read through the helper now, so they are stopped, not failed
         (result,) = [r for r in report.checks if r.name == name]
@@ -60,8 +60,8 @@ def test_a_refused_helper_read_is_one_finding() -> None:
     others = [r for r in report.checks if r.status == FAILED and r is not finding]
     assert all(not r.blocked_by for r in others)
     assert len(others) < len(blocked), [r.name for r in others]
-    entry = next(e for e in json.loads(report.to_json())["checks"] if e["name"] == finding.name)
-    assert entry["blocks"] == list(finding.blocks)
+    entries = json.loads(report.to_json())["checks"]
+    assert [e["name"] for e in entries if e.get("blockedBy")] == [r.name for r in blocked]
     assert "LED-010" in row.failed
 
 
@@ -69,7 +69,8 @@ def test_the_reference_has_no_helper_finding() -> None:
     """MemoryStore: the same checks pass and nothing is blocked."""
     row, report = kill_with_report(BROKEN[0], _selection(), factory=MemoryStore,
                                    profile="smoke")
-    assert report.ok and not any(r.blocked_by or r.blocks for r in report.checks), row.line()
+    assert report.ok, row.line()
+    assert not any(r.blocked_by or stopped_by(r, report.checks) for r in report.checks)
 
 
 def test_the_largest_limit_refused_no_longer_floods() -> None:
@@ -96,10 +97,11 @@ def test_findings_group_by_call() -> None:
                _blocked("b", "head raises KeyError", ("ERR-004", "ARC-001")),
                _blocked("c", "read with limit 1000 raises OSError", ("RPL-002",))]
     first, second = helper_findings(results)
-    assert first.name == f"{HELPER_CHECK}: head raises KeyError" and first.blocks == ("a", "b")
+    assert first.name == f"{HELPER_CHECK}: head raises KeyError"
+    assert stopped_by(first, results) == ("a", "b")
     assert first.message == ("head raises KeyError: 2 checks could not run; their ids: "
                              "ARC-001, ERR-004")
-    assert first.failed_ids == ("LED-012",) and second.blocks == ("c",)
+    assert first.failed_ids == ("LED-012",) and stopped_by(second, results) == ("c",)
     assert helper_findings([passed]) == []
 
 

@@ -126,11 +126,8 @@ class CheckResult:
     also: tuple[Capability, ...] = ()
     """Further capabilities the check needs (see ``registry.check``)."""
     blocked_by: str = ""
-    """On a ``not_run`` check: the suite's helper call the store broke (CAP-006)."""
     blocked_ids: tuple[str, ...] = ()
-    """On a ``not_run`` check: the ids that broken helper call relies on."""
-    blocks: tuple[str, ...] = ()
-    """On the finding of a broken helper call: the checks it stopped (CAP-006)."""
+    """On a ``not_run`` check: the helper call the store broke, the ids it needs (CAP-006)."""
 
     def needs(self) -> frozenset[Capability]:
         """Every capability the check needs."""
@@ -148,7 +145,6 @@ class CheckResult:
             "message": self.message,
             "detail": self.detail,
             **({"blockedBy": self.blocked_by} if self.blocked_by else {}),
-            **({"blocks": list(self.blocks)} if self.blocks else {}),
         }
 
 
@@ -209,21 +205,13 @@ def requirement_results(
     for result in checks:
         for requirement_id in result.ids:
             covering.setdefault(requirement_id, []).append(result)
-    absence = requirement_status(
-        ABSENCE_REQUIREMENT,
-        covering.get(ABSENCE_REQUIREMENT, []),
-        declared,
-        absence_checked=False,
-    )
+    absence = requirement_status(ABSENCE_REQUIREMENT, covering.get(ABSENCE_REQUIREMENT, []),
+                                 declared, absence_checked=False)
     return tuple(
         RequirementResult(
             id=requirement.id,
-            status=requirement_status(
-                requirement.id,
-                covering[requirement.id],
-                declared,
-                absence_checked=absence == PASSED,
-            ),
+            status=requirement_status(requirement.id, covering[requirement.id], declared,
+                                      absence_checked=absence == PASSED),
             chapter=requirement.chapter,
             level=requirement.level,
             checks=tuple(result.name for result in covering[requirement.id]),
@@ -274,10 +262,7 @@ class Report:
         if not self.suite.rerun:
             return ""
         from convledger_conformance.selection import keyword_for
-
-        finding = next((r for r in self.checks if r.name == name and r.blocks), None)
-        if finding is not None:  # a broken helper call: the first check it stopped shows it
-            name = finding.blocks[0]
+        name = next((r.name for r in self.checks if f"helper: {r.blocked_by}" == name), name)
 
         expression = keyword_for(name, [result.name for result in self.checks])
         return f"{self.suite.rerun} -k {shlex.quote(expression)}"

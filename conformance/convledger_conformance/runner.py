@@ -51,6 +51,7 @@ from hypothesis.reporting import with_reporter
 
 import convledger
 from convledger.store import Capability
+from convledger_conformance.helper_calls import blocking_helper, helper_findings
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import (
     Check,
@@ -84,9 +85,6 @@ from convledger_conformance.vectors.files import INVENTORY_CHECK, unconsumed
 DECLARATION_CHECK: Final = "capability_declaration"
 """The name under which the runner reports its own check of the declaration."""
 DECLARATION_IDS: Final = ("CAP-001", "CAP-003")
-HELPER_CHECK: Final = "helper"
-"""Prefix of the finding of a helper call the store broke
-(``helper: read with limit 1000 is refused (invalid_input)``, CAP-006)."""
 FRESH_CHECK: Final = "fresh_store"
 """The check that runs first and alone; the run stops when it fails (CAP-005)."""
 
@@ -188,35 +186,6 @@ def vector_inventory(folder: Path | None = None) -> CheckResult:
     )
 
 
-def helper_findings(results: Iterable[CheckResult]) -> list[CheckResult]:
-    """CAP-006: one failed finding per helper call the store broke, naming the checks it stopped.
-
-    A store that refuses the suite's whole-ledger read (or its head) would otherwise fail
-    every check that reads to compare states; each such check is reported ``not_run``
-    (``blocked_by``) and the broken call is reported here once, failing the ids it relies on.
-    """
-    stopped: dict[str, list[CheckResult]] = {}
-    for result in results:
-        if result.blocked_by:
-            stopped.setdefault(result.blocked_by, []).append(result)
-    findings = []
-    for outcome, blocked in stopped.items():
-        ids = tuple(dict.fromkeys(i for result in blocked for i in result.blocked_ids))
-        affected = sorted({i for result in blocked for i in result.ids})
-        names = [result.name for result in blocked]
-        message = (f"{outcome}: {len(blocked)} checks could not run; their ids: "
-                   f"{', '.join(affected)}")
-        detail = (f"The suite's own call (made to compare states, not the call a check tests) "
-                  f"failed in the checks {', '.join(names)}.\n"
-                  f"First of them, {names[0]}: {blocked[0].message}\n{blocked[0].detail}")
-        findings.append(CheckResult(
-            name=f"{HELPER_CHECK}: {outcome}", ids=ids, capability=Capability.LEDGER,
-            status=FAILED, failed_ids=ids, message=_printable(message),
-            detail=_printable(detail), blocks=tuple(names),
-        ))
-    return findings
-
-
 def read_declaration(factory: StoreFactory) -> frozenset[Capability]:
     """CAP-001, CAP-003: the capabilities a fresh store declares, taken as given."""
     store = factory()
@@ -258,7 +227,7 @@ def run_check(item: Check, context: CheckContext) -> CheckResult:
         with with_reporter(lambda value: reported.append(str(value))):
             item.run(context)
     except Exception as error:
-        helper = _blocking_helper(error)
+        helper = blocking_helper(_leaves(error))
         if helper is not None:
             return CheckResult(
                 name=item.name, ids=item.ids, capability=item.capability, status=NOT_RUN,
@@ -277,15 +246,6 @@ def run_check(item: Check, context: CheckContext) -> CheckResult:
         duration=time.perf_counter() - started,
         also=item.also,
     )
-
-
-def _blocking_helper(error: BaseException) -> HelperBroken | None:
-    """The broken helper call behind ``error`` when nothing else failed (CAP-006), else None."""
-    leaves = _leaves(error)
-    if all(isinstance(leaf, HelperBroken) for leaf in leaves):
-        first = leaves[0]
-        return first if isinstance(first, HelperBroken) else None
-    return None
 
 
 def failed_ids(ids: tuple[str, ...], error: BaseException) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from convledger.store import Capability
+from convledger_conformance.helper_calls import stopped_by
 from convledger_conformance.ledger.model import (
     DEFAULT_LIMIT,
     HELPER_LIMIT,
@@ -102,7 +103,7 @@ def check_helper_findings(ctx: CheckContext) -> None:
         fail("CAP-006", f"the suite's helpers read with limit {HELPER_LIMIT}, not the "
              f"default {DEFAULT_LIMIT}")
     report = run_suite(ctx.factory, profile=ctx.profile, checks=_helper_synthetic())
-    findings = [result for result in report.checks if result.blocks]
+    findings = [result for result in report.checks if stopped_by(result, report.checks)]
     expected = (f"read with limit {HELPER_LIMIT} is refused (invalid_input): 2 checks could "
                 f"not run; their ids: ARC-001, ARC-004, ERR-004")
     if len(findings) != 1 or findings[0].message != expected:
@@ -112,8 +113,9 @@ def check_helper_findings(ctx: CheckContext) -> None:
     if finding.status != "failed" or finding.failed_ids != HELPER_READ_IDS:
         fail("CAP-006", f"the finding fails {finding.failed_ids!r} ({finding.status}), "
              f"expected {HELPER_READ_IDS!r}")
-    if finding.blocks != ("synthetic_blocked_a", "synthetic_blocked_b"):
-        fail("CAP-006", f"the finding names the stopped checks {finding.blocks!r}")
+    stopped = stopped_by(finding, report.checks)
+    if stopped != ("synthetic_blocked_a", "synthetic_blocked_b"):
+        fail("CAP-006", f"the checks stopped by the finding are {stopped!r}")
     for requirement, status in (("ARC-001", "not_run"), ("ERR-004", "not_run"),
                                 ("LED-002", "passed"), ("LED-008", "failed")):
         got = report.status_of(requirement)
