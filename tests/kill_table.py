@@ -30,6 +30,7 @@ import attrs
 from hypothesis import control
 
 from convledger.store import LedgerStore
+from convledger_conformance.helper_calls import stopped_by
 from convledger_conformance.registry import Check, CheckContext, all_checks
 from convledger_conformance.report import FAILED, Report
 from convledger_conformance.runner import run_suite
@@ -162,7 +163,14 @@ def kill_with_report(
     )
     seconds = time.perf_counter() - started
     killers = tuple(r.name for r in report.checks if r.status == FAILED)
-    examples = tuple((check, counter.examples_seen.get(check, 0)) for check in killers)
+    # a broken helper call's finding (CAP-006) ran no examples itself: the checks it stopped did
+    stopped = {r.name: stopped_by(r, report.checks) for r in report.checks
+               if stopped_by(r, report.checks)}
+    examples = tuple(
+        (check, min((counter.examples_seen.get(b, 0) for b in stopped[check]), default=0)
+         if check in stopped else counter.examples_seen.get(check, 0))
+        for check in killers
+    )
     row = KillRow(
         store=label,
         ids=tuple(broken.catches),

@@ -47,6 +47,33 @@ class CheckFailure(AssertionError):
         self.message = message
 
 
+class HelperBroken(Exception):
+    """A store call the suite made for its own bookkeeping failed (CAP-006).
+
+    The suite's helpers (:func:`convledger_conformance.ledger.model.read_whole`,
+    ``state_digest``) read a whole ledger and its head to compare states; when the
+    store refuses or breaks such a call, the check that called it cannot judge what it
+    tests. The runner reports that check ``not_run`` and gives the broken call ONE
+    finding of its own, failing ``ids`` (the requirements the call relies on), however
+    many checks it stopped.
+    """
+
+    def __init__(self, call: str, ids: Sequence[str], error: BaseException) -> None:
+        super().__init__(f"the suite's helper call {call} failed: {error!r}")
+        self.call = call
+        """What was called, with its arguments (``read with limit 1000``)."""
+        self.ids = tuple(ids)
+        self.error = error
+
+    @property
+    def outcome(self) -> str:
+        """The call and what it came to: ``read with limit 1000 is refused (invalid_input)``."""
+        kind = getattr(self.error, "kind", None)
+        if isinstance(kind, str):
+            return f"{self.call} is refused ({kind})"
+        return f"{self.call} raises {type(self.error).__name__}"
+
+
 def expect(condition: bool, ids: str | Sequence[str], message: str) -> None:
     """Raise :class:`CheckFailure` for ``ids`` unless ``condition`` holds."""
     if not condition:
@@ -150,6 +177,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.runtime.checks_rare_transitions",
     "convledger_conformance.runtime.checks_replay",
     "convledger_conformance.runtime.checks_purge",
+    "convledger_conformance.runtime.checks_positions",
     "convledger_conformance.ledger.checks_replay",
     "convledger_conformance.ledger.checks_report",
     "convledger_conformance.search.checks",

@@ -125,6 +125,9 @@ class CheckResult:
     detail: str = ""
     also: tuple[Capability, ...] = ()
     """Further capabilities the check needs (see ``registry.check``)."""
+    blocked_by: str = ""
+    blocked_ids: tuple[str, ...] = ()
+    """On a ``not_run`` check: the helper call the store broke, the ids it needs (CAP-006)."""
 
     def needs(self) -> frozenset[Capability]:
         """Every capability the check needs."""
@@ -141,6 +144,7 @@ class CheckResult:
             "failedIds": list(self.failed_ids),
             "message": self.message,
             "detail": self.detail,
+            **({"blockedBy": self.blocked_by} if self.blocked_by else {}),
         }
 
 
@@ -201,21 +205,13 @@ def requirement_results(
     for result in checks:
         for requirement_id in result.ids:
             covering.setdefault(requirement_id, []).append(result)
-    absence = requirement_status(
-        ABSENCE_REQUIREMENT,
-        covering.get(ABSENCE_REQUIREMENT, []),
-        declared,
-        absence_checked=False,
-    )
+    absence = requirement_status(ABSENCE_REQUIREMENT, covering.get(ABSENCE_REQUIREMENT, []),
+                                 declared, absence_checked=False)
     return tuple(
         RequirementResult(
             id=requirement.id,
-            status=requirement_status(
-                requirement.id,
-                covering[requirement.id],
-                declared,
-                absence_checked=absence == PASSED,
-            ),
+            status=requirement_status(requirement.id, covering[requirement.id], declared,
+                                      absence_checked=absence == PASSED),
             chapter=requirement.chapter,
             level=requirement.level,
             checks=tuple(result.name for result in covering[requirement.id]),
@@ -266,6 +262,7 @@ class Report:
         if not self.suite.rerun:
             return ""
         from convledger_conformance.selection import keyword_for
+        name = next((r.name for r in self.checks if f"helper: {r.blocked_by}" == name), name)
 
         expression = keyword_for(name, [result.name for result in self.checks])
         return f"{self.suite.rerun} -k {shlex.quote(expression)}"

@@ -51,11 +51,13 @@ from hypothesis.reporting import with_reporter
 
 import convledger
 from convledger.store import Capability
+from convledger_conformance.helper_calls import blocking_helper, helper_findings
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import (
     Check,
     CheckContext,
     CheckFailure,
+    HelperBroken,
     StoreFactory,
     all_checks,
     load_checks,
@@ -152,10 +154,11 @@ def run_suite(
             reason = f"not run: the factory's stores are not new and empty ({FRESH_CHECK})"
             results = [accepted, first, *(_not_run(item, reason) for item in rest)]
             return _report(suite, name, declared, results)
-        results = [accepted, first, *_run_checks(
+        ran = list(_run_checks(
             rest, context, line, total=total, seed=seed,
             recording=None if record_failures is None else (record_failures, name),
-        )]
+        ))
+        results = [accepted, first, *ran, *helper_findings([first, *ran])]
     if checks is None:  # the whole suite: every shipped vector file must have been replayed
         line.show(total, total, INVENTORY_CHECK)
         results.append(vector_inventory())
@@ -224,6 +227,16 @@ def run_check(item: Check, context: CheckContext) -> CheckResult:
         with with_reporter(lambda value: reported.append(str(value))):
             item.run(context)
     except Exception as error:
+        helper = blocking_helper(_leaves(error))
+        if helper is not None:
+            return CheckResult(
+                name=item.name, ids=item.ids, capability=item.capability, status=NOT_RUN,
+                duration=time.perf_counter() - started, also=item.also,
+                message=_printable(f"not run: the suite's helper call {helper.outcome}: "
+                                   f"{helper.error!r}"),
+                detail=_printable("".join(traceback.format_exception(error))),
+                blocked_by=helper.outcome, blocked_ids=helper.ids,
+            )
         return _failed_result(item.name, item.ids, error, started, reported=reported)
     return CheckResult(
         name=item.name,
@@ -236,8 +249,11 @@ def run_check(item: Check, context: CheckContext) -> CheckResult:
 
 
 def failed_ids(ids: tuple[str, ...], error: BaseException) -> tuple[str, ...]:
-    """The ids of a check that ``error`` proves broken (all of them unless it says which)."""
-    leaves = _leaves(error)
+    """The ids of a check that ``error`` proves broken (all of them unless it says which).
+
+    A broken helper call beside real failures (a group) is left out: those say which ids.
+    """
+    leaves = [leaf for leaf in _leaves(error) if not isinstance(leaf, HelperBroken)] or [error]
     if not all(isinstance(leaf, CheckFailure) for leaf in leaves):
         return ids
     named = {

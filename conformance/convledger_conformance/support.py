@@ -30,7 +30,7 @@ from convledger_conformance.ledger.model import (
     state_digest,
 )
 from convledger_conformance.profiles import scaled
-from convledger_conformance.registry import CheckContext, CheckFailure
+from convledger_conformance.registry import CheckContext, CheckFailure, HelperBroken
 
 T = TypeVar("T")
 
@@ -136,6 +136,8 @@ def refused(
         if error.kind != kind:
             fail(ids, f"{what}: refused as {error.kind!r}, expected {kind!r} ({error!r})")
         caught = error
+    except HelperBroken:
+        raise
     except Exception as error:
         raise CheckFailure(
             (ids,) if isinstance(ids, str) else tuple(ids),
@@ -152,6 +154,8 @@ def accepted(call: Callable[[], T], ids: str | Sequence[str], what: str) -> T:
     """Expect ``call`` to succeed; a refusal or crash fails ``ids``."""
     try:
         return call()
+    except HelperBroken:
+        raise
     except Exception as error:
         raise CheckFailure(
             (ids,) if isinstance(ids, str) else tuple(ids), f"{what}: refused with {error!r}"

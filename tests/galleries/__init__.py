@@ -19,7 +19,8 @@ transactions and handles, and its state-machine-only stores),
 (crash-broken and race-broken SQLite stores, chapter DUR), :mod:`galleries.boundaries`
 (stores refusing a value exactly at its limit, issue 20), :mod:`galleries.freshness`
 (SQLite stores caching what a handle read, LED-019, issue 20), :mod:`galleries.positions`
-(catch-ups mishandling an event at the first or last seq or past a page, issue 20), and
+(catch-ups mishandling an event at the first or last seq or past a page, issue 20),
+:mod:`galleries.helpers` (stores breaking a call the suite makes for itself, CAP-006), and
 :mod:`galleries.facts`
 (broken hosts of chapters PRV and FCT: their ``factory`` is the host class and
 their ``checks`` the check bodies that catch them).
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 STORE_CHAPTERS = (
     "ledger", "sqlite", "postgres", "runtime", "projections", "spills", "search", "limits",
-    "boundaries", "freshness", "positions",
+    "boundaries", "freshness", "positions", "helpers",
     "durability",
 )
 """The galleries of broken stores, in kill-table order."""

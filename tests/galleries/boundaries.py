@@ -15,10 +15,17 @@ from typing import Any
 
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import InvalidInputError
+from convledger.limits import BOUNDS, MAX_OCCURRED_AT_BYTES
 from convledger.memory import MemoryStore
 from convledger.projections.definition import ProjectionDefinition
 from convledger.store import Page
 from galleries import BrokenStore, broken
+
+_MAXIMUM = {bound.name: bound.maximum for bound in BOUNDS}
+READ_LIMIT = _MAXIMUM["readLimit"]
+APPEND_DRAFTS = _MAXIMUM["appendDrafts"]
+PROJECTION_NAME_CHARS = _MAXIMUM["projectionNameChars"]
+SPILL_REFERENCE_CHARS = _MAXIMUM["spillReferenceChars"]
 
 
 def _refuse(field: str, requirement: str) -> InvalidInputError:
@@ -36,7 +43,7 @@ class RefusesTheLargestReadLimit(MemoryStore):
         to_seq: int | None = None,
         limit: int = 1000,
     ) -> Page:
-        if limit == 10_000 and not isinstance(limit, bool):
+        if limit == READ_LIMIT and not isinstance(limit, bool):
             raise _refuse("limit", "LED-010")
         return super().read(conversation_id, from_seq=from_seq, to_seq=to_seq, limit=limit)
 
@@ -51,7 +58,7 @@ class RefusesTheLargestBatch(MemoryStore):
         *,
         expected_head: int | None = None,
     ) -> tuple[Envelope, ...]:
-        if isinstance(drafts, Sequence) and len(drafts) == 10_000:
+        if isinstance(drafts, Sequence) and len(drafts) == APPEND_DRAFTS:
             raise _refuse("drafts", "LED-001")
         return super().append(conversation_id, drafts, expected_head=expected_head)
 
@@ -62,7 +69,7 @@ class RefusesProjectionNamesAtTheLimit(MemoryStore):
     def catch_up(
         self, conversation_id: str, definition: ProjectionDefinition, *, max_events: int = 10_000
     ) -> Any:
-        if len(getattr(definition, "name", "")) == 200:
+        if len(getattr(definition, "name", "")) == PROJECTION_NAME_CHARS:
             raise _refuse("name", "PRJ-001")
         return super().catch_up(conversation_id, definition, max_events=max_events)
 
@@ -72,7 +79,7 @@ class RefusesSpillReferencesAtTheLimit(MemoryStore):
 
     def put_spill(self, conversation_id: str, data: bytes, **arguments: Any) -> Any:
         reference = arguments.get("reference")
-        if isinstance(reference, str) and len(reference) == 1024:
+        if isinstance(reference, str) and len(reference) == SPILL_REFERENCE_CHARS:
             raise _refuse("reference", "SPL-005")
         return super().put_spill(conversation_id, data, **arguments)
 
@@ -88,7 +95,8 @@ class RefusesOccurredAtOfTheLimit(MemoryStore):
         expected_head: int | None = None,
     ) -> tuple[Envelope, ...]:
         times = [getattr(d, "occurred_at", "") for d in drafts]
-        if any(isinstance(t, str) and len(t.encode("utf-8", "replace")) == 64 for t in times):
+        if any(isinstance(t, str) and len(t.encode("utf-8", "replace")) == MAX_OCCURRED_AT_BYTES
+               for t in times):
             raise _refuse("occurredAt", "LIM-008")
         return super().append(conversation_id, drafts, expected_head=expected_head)
 

@@ -9,16 +9,69 @@ checks, which keep special events in the middle of short ledgers, pass them.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Sequence
 
 import attrs
 
-from convledger.envelope import Envelope, copied
+from convledger import canonical
+from convledger.envelope import Envelope, copied, from_wire
+from convledger.errors import IntegrityError, LedgerError
 from convledger.memory import MemoryStore, _stored
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
 from convledger.projections.fold import PAGE, advance
 from convledger.projections.operations import should_store
+from convledger.runtime.companion import COMPANION
+from convledger.runtime.state import RuntimeState, comparable, rebuild
+from convledger.store_interface import ImportReport
 from galleries import BrokenStore, broken
+
+
+class _ChecksTheCompanionItsOwnWay(MemoryStore):
+    """MemoryStore's import, with a second companion check over the events :meth:`_folded` picks.
+
+    The one bug of each subclass: the events its fold of TRN-100 runs over. An archive whose
+    ``runtime`` companion differs from that fold is refused with ``integrity``, as TRN-104
+    says for the right fold; the reference's own check then runs as well.
+    """
+
+    def _folded(self, events: Sequence[Envelope]) -> Sequence[Envelope]:
+        return events
+
+    def import_conversation(self, archive: bytes) -> ImportReport:
+        document = json.loads(archive) if isinstance(archive, bytes) else None
+        runtime = document.get("companions", {}).get(COMPANION) if isinstance(
+            document, dict) and isinstance(document.get("companions"), dict) else None
+        if runtime is not None:
+            cid = document["conversationId"]  # type: ignore[index]
+            events = [from_wire(item) for item in document["events"]]  # type: ignore[index]
+            differs = False
+            with contextlib.suppress(LedgerError):  # other faults: the reference refuses them
+                stored = RuntimeState.from_json(cid, runtime)
+                folded = rebuild(cid, self._folded(events))
+                differs = canonical.encode(comparable(stored)) != canonical.encode(
+                    comparable(folded))
+            if differs:
+                raise IntegrityError("the runtime companion differs from the state its "
+                                     "ledger rebuilds", requirement="TRN-104")
+        return super().import_conversation(archive)
+
+
+class FoldStopsBeforeTheLastEvent(_ChecksTheCompanionItsOwnWay):
+    """TRN-104: the import's fold runs over ``events[:-1]``: a transition at the last seq is
+    never folded, so a valid archive ending in one is refused with integrity."""
+
+    def _folded(self, events: Sequence[Envelope]) -> Sequence[Envelope]:
+        return events[:-1]
+
+
+class FoldSkipsTheFirstOfTheSecondPage(_ChecksTheCompanionItsOwnWay):
+    """TRN-104: the import folds in pages of 1000 and starts the second one seq late: a
+    transition at seq 1001 is never folded."""
+
+    def _folded(self, events: Sequence[Envelope]) -> Sequence[Envelope]:
+        return [*events[:PAGE], *events[PAGE + 1:]]
 
 
 class _ReadsItsOwnWay(MemoryStore):
@@ -79,8 +132,25 @@ class FoldsAnIgnorableFirstEvent(_ReadsItsOwnWay):
         return attrs.evolve(definition, kinds=definition.kinds | {first})
 
 
+class PurgesAllButTheLastPage(MemoryStore):
+    """TRN-094: the purge deletes in pages of 1000 and stops before a partial last page: the
+    events from seq 1001 on stay readable (``while remaining > PAGE``, not ``>= 1``)."""
+
+    def _purge(self, conversation_id: str) -> bool:
+        with self._lock:
+            ledger = list(self._ledgers.get(conversation_id, []))
+        done = super()._purge(conversation_id)
+        if done and len(ledger) > PAGE:
+            with self._lock:
+                self._ledgers[conversation_id] = ledger[(len(ledger) // PAGE) * PAGE:]
+        return done
+
+
 BROKEN: tuple[BrokenStore, ...] = (
     broken("positions", LosesTheEventAfterAPage, "PRJ-011"),
     broken("positions", StopsBeforeTrailingIgnorables, "PRJ-030"),
     broken("positions", FoldsAnIgnorableFirstEvent, "PRJ-030"),
+    broken("positions", FoldStopsBeforeTheLastEvent, "TRN-104"),
+    broken("positions", FoldSkipsTheFirstOfTheSecondPage, "TRN-104"),
+    broken("positions", PurgesAllButTheLastPage, "TRN-094"),
 )

@@ -221,26 +221,24 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
             status = connection.exit_status()
             connection.close()
             thread.join(timeout=30)
-            if status != -signal.SIGKILL:
+            landed = status == -signal.SIGKILL
+            if not landed:
                 result.failures.append(Failure("DUR-008", round_, seed, (
                     f"the round's kill did not land (server exit status {status}): the round "
                     "checks nothing, so it counts as failed")))
-                try:
-                    connection, store = target.start(directory)
-                except (WireError, LedgerError, NotServed) as error:
-                    result.failures.append(Failure("DUR-008", round_, seed,
-                                                   f"the store did not open again: {error!r}"))
-                    return result
-                continue
-            result.kills += 1
-            result.import_kills += cut == "import"
-            result.batch_kills += cut == "batch"
-            try:
+            else:
+                result.kills += 1
+                result.import_kills += cut == "import"
+                result.batch_kills += cut == "batch"
+            try:  # one restart after every round, whether its kill landed or not
                 connection, store = target.start(directory)
             except (WireError, LedgerError, NotServed) as error:
+                when = "after the kill" if landed else "again"
                 result.failures.append(Failure("DUR-008", round_, seed,
-                                               f"the store did not open after the kill: {error}"))
+                                               f"the store did not open {when}: {error!r}"))
                 return result
+            if not landed:
+                continue
             verified = verify(store, ledger)
             result.rounds += 1
             result.acknowledged += verified.acknowledged

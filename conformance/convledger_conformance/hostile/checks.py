@@ -24,7 +24,7 @@ from convledger.limits import BY_NAME, LIMITS
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.hostile.corpus import CONVERSATION, PROJECTION, RUN, SPILL, Case
 from convledger_conformance.hostile.operations import RUNTIME, corpus, prepare
-from convledger_conformance.ledger.model import state_digest
+from convledger_conformance.ledger.model import read_whole, state_digest
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import STAMP, draft, fail, refused, run_once
 from convledger_conformance.wire.channel import (
@@ -160,7 +160,7 @@ def check_limits_reached(ctx: CheckContext) -> None:
         for ids, conversation, event_id in cases:
             stored = _accepted(lambda c=conversation, e=event_id: store.append(c, [draft(e)]),
                                ids, f"append to a conversation id of {len(conversation)} chars")
-            back = store.read(conversation).items
+            back = read_whole(store, conversation)
             if [e.canonical_bytes() for e in back] != [e.canonical_bytes() for e in stored]:
                 fail(ids, "an event at the limit did not read back unchanged")
         _accepted(lambda: store.append("lim-deep", [draft("lim-deep-1", deep)]), "LIM-005",

@@ -19,6 +19,7 @@ from convledger_conformance.ledger.model import (
     archive_bytes,
     draft_wire,
     envelope_bytes,
+    read_whole,
 )
 from convledger_conformance.ledger.model_faults import ENVELOPE_MEMBERS
 from convledger_conformance.registry import CheckContext, check
@@ -127,7 +128,7 @@ def check_identifiers_round_trip(ctx: CheckContext) -> None:
                           ("ENV-004", "ENV-005"), f"append {event_id!r} to {conversation!r}")
         if placed[0].event_id != event_id or placed[0].conversation_id != conversation:
             fail(("ENV-004", "ENV-005"), "append changed an id")
-        stored = store.read(conversation).items
+        stored = read_whole(store, conversation)
         if [(e.event_id, e.conversation_id) for e in stored] != [(event_id, conversation)]:
             fail(("ENV-004", "ENV-005"), f"read returned {stored!r}")
         want = archive_bytes(conversation, [canonical.encode(wire_of_in(conversation, event_id))])
@@ -191,7 +192,7 @@ def check_occurred_at_kept_exactly(ctx: CheckContext) -> None:
     def body(store: LedgerStore, stamp: str) -> None:
         placed = accepted(partial(store.append, "c", [draft("t", occurred_at=stamp)]), "ENV-008",
                           f"append at {stamp!r}")
-        if placed[0].occurred_at != stamp or store.read("c").items[0].occurred_at != stamp:
+        if placed[0].occurred_at != stamp or read_whole(store, "c")[0].occurred_at != stamp:
             fail("ENV-008", f"occurredAt {stamp!r} came back changed")
         want = archive_bytes("c", [canonical.encode(draft_wire(draft("t", occurred_at=stamp),
                                                                "c", 1))])

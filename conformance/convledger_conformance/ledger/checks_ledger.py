@@ -19,7 +19,13 @@ from convledger.interface import require
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.ledger import strategies as gen
 from convledger_conformance.ledger.machine import MACHINE_IDS, build_ledger_machine
-from convledger_conformance.ledger.model import LedgerModel, ModelPage, Refusal, envelope_bytes
+from convledger_conformance.ledger.model import (
+    LedgerModel,
+    ModelPage,
+    Refusal,
+    envelope_bytes,
+    read_whole,
+)
 from convledger_conformance.profiles import scaled, settings_for
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import (
@@ -91,7 +97,7 @@ def check_seqs_follow_the_head(ctx: CheckContext) -> None:
                 fail("LED-002", f"batch placed at {[e.seq for e in placed]}, expected {want}")
             heads[conversation] += len(batch)
         for conversation, head in heads.items():
-            stored = store.read(conversation, limit=10_000).items
+            stored = read_whole(store, conversation)
             if [e.seq for e in stored] != list(range(1, head + 1)):
                 fail("LED-002", f"{conversation!r} holds seqs {[e.seq for e in stored]}")
 
@@ -272,7 +278,7 @@ def check_head(ctx: CheckContext) -> None:
             total += len(store.append("c", drafts(f"h{number}", size)))
             with contextlib.suppress(LedgerError):  # a duplicate; head must follow the ledger
                 total += len(store.append("c", [draft(f"h{number}-1")]))
-            if store.head("c") != total or len(store.read("c", limit=10_000).items) != total:
+            if store.head("c") != total or len(read_whole(store, "c")) != total:
                 fail("LED-012", f"head is {store.head('c')} with {total} stored events")
 
     run_property(ctx, body, st.lists(st.integers(1, 4), max_size=4))
@@ -314,7 +320,7 @@ def check_concurrent_appends(ctx: CheckContext) -> None:
             fail("LED-013", "concurrent appends skipped or repeated a seq")
         if any(list(b) != list(range(b[0], b[0] + size)) for b in placed):
             fail("LED-013", "a concurrent batch was interleaved with another")
-        stored = store.read("shared", limit=10_000).items
+        stored = read_whole(store, "shared")
         if [e.seq for e in stored] != list(range(1, total + 1)) or store.head("shared") != total:
             fail("LED-013", "the ledger after concurrent appends is not 1..n")
 

@@ -17,6 +17,7 @@ from convledger.canonical import JsonValue
 from convledger.capabilities import Capability
 from convledger.interface import require
 from convledger.store import LedgerStore
+from convledger_conformance.ledger.model import read_whole
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import (
     STAMP,
@@ -137,7 +138,7 @@ def check_ignorable_false_in_drafts_only(ctx: CheckContext) -> None:
     def body(store: LedgerStore) -> None:
         (placed,) = accepted(partial(store.append, "c", [draft("f-1", ignorable=False)]),
                              "ENV-012", "a draft with ignorable false")
-        (read,) = store.read("c").items
+        (read,) = read_whole(store, "c")
         for envelope, what in ((placed, "the appended envelope"), (read, "the read envelope")):
             if envelope.ignorable is not False or b'"ignorable"' in envelope.canonical_bytes():
                 fail("ENV-012", f"{what} of a draft with ignorable false carries the member")

@@ -10,7 +10,7 @@ from convledger.envelope import EventDraft
 from convledger.errors import ReplayRefusedError
 from convledger.store import LedgerStore
 from convledger_conformance.ledger import strategies as gen
-from convledger_conformance.ledger.model import draft_wire
+from convledger_conformance.ledger.model import draft_wire, read_whole
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import (
     STAMP,
@@ -75,7 +75,7 @@ def check_unknown_ignorable_keeps_its_place(ctx: CheckContext) -> None:
     def body(store: LedgerStore, size: int, unknown_at: set[int]) -> None:
         events = _mixed("c", size, {s for s in unknown_at if s <= size}, ignorable=True)
         accepted(partial(store.import_conversation, archive("c", events)), "RPL-002", "import")
-        stored = store.read("c", limit=10_000).items
+        stored = read_whole(store, "c")
         if [(e.seq, e.event_id) for e in stored] != [(w["seq"], w["eventId"]) for w in events]:
             fail("RPL-002", "unknown ignorable envelopes lost their identity or position")
         placed = accepted(partial(store.append, "c", [draft("next")]), "RPL-002", "append")

@@ -1,4 +1,4 @@
-"""The check of CAP-004: the runner gives every requirement exactly one honest status.
+"""The checks of CAP-004 and CAP-006: the runner gives every requirement one honest status.
 
 This check judges the suite, not the store: it runs the runner on the store's
 factory with four synthetic checks whose outcomes are known and compares the
@@ -10,11 +10,18 @@ from __future__ import annotations
 from collections import Counter
 
 from convledger.store import Capability
+from convledger_conformance.helper_calls import stopped_by
+from convledger_conformance.ledger.model import (
+    DEFAULT_LIMIT,
+    HELPER_LIMIT,
+    HELPER_READ_IDS,
+    helper_call,
+)
 from convledger_conformance.registry import Check, CheckContext, CheckFailure, check
 from convledger_conformance.report import REQUIREMENT_STATUSES, Report
 from convledger_conformance.requirements import conformance_ids
 from convledger_conformance.runner import run_suite
-from convledger_conformance.support import fail
+from convledger_conformance.support import fail, fresh_store
 
 
 def _passes(ctx: CheckContext) -> None:
@@ -69,3 +76,50 @@ def check_report_statuses(ctx: CheckContext) -> None:
         passed = sum(1 for result in report.requirements if result.status == "passed")
         if report.summary.get("passed") != passed or report.ok:
             fail("CAP-004", "the summary counts something other than passed as passed")
+
+
+def _refused_helper_read(ctx: CheckContext) -> None:
+    """A synthetic check whose helper read is refused by the real store (limit 0, LED-010)."""
+    with fresh_store(ctx) as store:
+        helper_call(f"read with limit {HELPER_LIMIT}", HELPER_READ_IDS,
+                    lambda: store.read("c", limit=0))
+
+
+def _helper_synthetic() -> list[Check]:
+    return [
+        Check(name="synthetic_pass", ids=("LED-002",), capability=Capability.LEDGER,
+              run=_passes),
+        Check(name="synthetic_blocked_a", ids=("ARC-001",), capability=Capability.LEDGER,
+              run=_refused_helper_read),
+        Check(name="synthetic_blocked_b", ids=("ERR-004", "ARC-004"),
+              capability=Capability.LEDGER, run=_refused_helper_read),
+    ]
+
+
+@check("CAP-006")
+def check_helper_findings(ctx: CheckContext) -> None:
+    """CAP-006: a broken helper call is one finding; the checks it stopped are not_run."""
+    if HELPER_LIMIT != DEFAULT_LIMIT:
+        fail("CAP-006", f"the suite's helpers read with limit {HELPER_LIMIT}, not the "
+             f"default {DEFAULT_LIMIT}")
+    report = run_suite(ctx.factory, profile=ctx.profile, checks=_helper_synthetic())
+    findings = [result for result in report.checks if stopped_by(result, report.checks)]
+    expected = (f"read with limit {HELPER_LIMIT} is refused (invalid_input): 2 checks could "
+                f"not run; their ids: ARC-001, ARC-004, ERR-004")
+    if len(findings) != 1 or findings[0].message != expected:
+        fail("CAP-006", f"a helper read refused in 2 checks: expected one finding "
+             f"{expected!r}, got {[r.message for r in findings]!r}")
+    (finding,) = findings
+    if finding.status != "failed" or finding.failed_ids != HELPER_READ_IDS:
+        fail("CAP-006", f"the finding fails {finding.failed_ids!r} ({finding.status}), "
+             f"expected {HELPER_READ_IDS!r}")
+    stopped = stopped_by(finding, report.checks)
+    if stopped != ("synthetic_blocked_a", "synthetic_blocked_b"):
+        fail("CAP-006", f"the checks stopped by the finding are {stopped!r}")
+    for requirement, status in (("ARC-001", "not_run"), ("ERR-004", "not_run"),
+                                ("LED-002", "passed"), ("LED-008", "failed")):
+        got = report.status_of(requirement)
+        if got != status:
+            fail("CAP-006", f"{requirement} is {got!r} in the report, expected {status!r}")
+    if report.ok:
+        fail("CAP-006", "a run with a broken helper call is reported ok")

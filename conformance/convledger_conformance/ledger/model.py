@@ -31,8 +31,9 @@ same terms (canonical bytes), so that comparisons never depend on Python's
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Final
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final, TypeVar
 
 import attrs
 
@@ -52,6 +53,9 @@ from convledger_conformance.ledger.model_faults import (
     draft_faults,
     identifier_faults,
 )
+from convledger_conformance.registry import HelperBroken
+
+T = TypeVar("T")
 
 MAX_LIMIT: Final = 10_000
 """LED-010: the largest page a read may ask for."""
@@ -283,18 +287,47 @@ largest value, so a store that refuses the largest limit fails the checks of LED
 of every check whose helper reads (issue 20)."""
 
 
+HELPER_READ_IDS: Final = ("LED-008", "LED-010")
+"""What a whole-ledger read of :func:`read_whole` relies on: a legal window is answered."""
+HELPER_HEAD_IDS: Final = ("LED-012",)
+"""What the head a helper takes relies on."""
+
+
+def helper_call(call: str, ids: Sequence[str], function: Callable[[], T]) -> T:
+    """``function()``; whatever it raises becomes :class:`HelperBroken` naming ``call`` (CAP-006).
+
+    The suite's own store calls go through here, so that a store breaking one of them is
+    reported once, as the broken call, instead of as a failure of every check using it.
+    """
+    try:
+        return function()
+    except HelperBroken:
+        raise
+    except Exception as error:
+        raise HelperBroken(call, ids, error) from error
+
+
 def read_whole(store: LedgerStore, conversation_id: str) -> tuple[Envelope, ...]:
     """Every envelope of one conversation, in pages of :data:`HELPER_LIMIT`.
 
     The checks keep ledgers below 1000 events, so one page holds the ledger and a broken
     cursor cannot disguise itself as a broken ledger; a longer one is read on by ``next_seq``.
+    A failing read raises :class:`HelperBroken` (CAP-006).
     """
-    page = store.read(conversation_id, from_seq=1, limit=HELPER_LIMIT)
+    call = f"read with limit {HELPER_LIMIT}"
+    page = helper_call(call, HELPER_READ_IDS,
+                       lambda: store.read(conversation_id, from_seq=1, limit=HELPER_LIMIT))
     items = list(page.items)
     while page.next_seq is not None and page.items:
-        page = store.read(conversation_id, from_seq=page.next_seq, limit=HELPER_LIMIT)
+        page = helper_call(call, HELPER_READ_IDS, functools.partial(
+            store.read, conversation_id, from_seq=page.next_seq, limit=HELPER_LIMIT))
         items.extend(page.items)
     return tuple(items)
+
+
+def helper_head(store: LedgerStore, conversation_id: str) -> int:
+    """The head of one conversation, read for the suite's bookkeeping (CAP-006)."""
+    return helper_call("head", HELPER_HEAD_IDS, lambda: store.head(conversation_id))
 
 
 def state_digest(store: LedgerStore, conversation_ids: Iterable[str]) -> tuple[object, ...]:
@@ -305,7 +338,7 @@ def state_digest(store: LedgerStore, conversation_ids: Iterable[str]) -> tuple[o
     return tuple(
         (
             conversation_id,
-            store.head(conversation_id),
+            helper_head(store, conversation_id),
             tuple(envelope_bytes(e) for e in read_whole(store, conversation_id)),
         )
         for conversation_id in sorted(set(conversation_ids))

@@ -26,6 +26,7 @@ from convledger.runtime import (
     Transition,
 )
 from convledger.store import LedgerStore
+from convledger_conformance.ledger.model import read_whole
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.runtime.checks_transitions import TRANSITIONS, Driver, fence_of
 from convledger_conformance.support import STAMP, accepted, fail, ledger_bytes, run_once
@@ -82,7 +83,7 @@ def check_checkpoint_records_the_summary_only(ctx: CheckContext) -> None:
         encoded = canonical.encode(body_draft)
         want = {"id": "d", "status": "partial", "sha256": hashlib.sha256(encoded).hexdigest(),
                 "parts": 2, "bytes": len(encoded)}
-        event = store.read("c").items[-1]
+        event = read_whole(store, "c")[-1]
         payload = event.payload
         assert isinstance(payload, dict)
         recorded = payload["input"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from convledger.store import Capability, LedgerStore
 from convledger.wire.server import CARRIED, OPERATIONS, PROTOCOL_VERSION, WireServer
+from convledger_conformance.ledger.model import read_whole
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import (
     accepted,
@@ -46,7 +47,7 @@ def check_wire_values(ctx: CheckContext) -> None:
         values: list[Any] = [1.0, 2.5, -0.0, 1e16, 1e21, 5e-324, 2**53 - 1, -(2**53 - 1),
                                 {"k": [True, None, "\u00e9\U0001f600"]}, 0.1]
         placed = store.append("c", [draft(f"w-v{n}", value) for n, value in enumerate(values)])
-        read = store.read("c").items
+        read = read_whole(store, "c")
         if [e.canonical_bytes() for e in placed] != [e.canonical_bytes() for e in read]:
             fail("WIR-011", "append and read disagree on the canonical bytes of payloads")
         for envelope, value in zip(read, values, strict=True):
@@ -67,7 +68,7 @@ def check_wire_values(ctx: CheckContext) -> None:
         data = archive("e", [{**wires("e", [draft("w-ig", 1)])[0], "ignorable": True,
                               "kind": "x/unknown"}])
         accepted(partial(store.import_conversation, data), "WIR-012", "an ignorable import")
-        (envelope,) = store.read("e").items
+        (envelope,) = read_whole(store, "e")
         if envelope.ignorable is not True or store.export_conversation("e") != data:
             fail("WIR-012", "an ignorable envelope lost its flag on the wire")
 

@@ -1,0 +1,132 @@
+"""Transition events at every position: first, at a page boundary, last (issue 20).
+
+The fold of TRN-100 runs over every ``runtime/transition`` event of a ledger in
+seq order; an import checks the archive's ``runtime`` companion against it
+(TRN-104). A fold that stops one event short, or starts its second page one
+late, agrees with the companion as long as the events it misses are not
+transitions, which is what the other checks build. Here transitions stand at
+seq 1 (the first event), at seqs 1000 and 1001 (both sides of a page of 1000,
+LED-007's default and a likely page size) and at the last seq; the archive must
+import unchanged, and one whose companion lacks only the effect of the last
+transition (or of the one at 1001) must be refused with ``integrity``. Every
+expected answer is computed here from the exporting store's own archive.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from typing import Any, Final
+
+from convledger import canonical
+from convledger.interface import require
+from convledger.runtime import Terminal
+from convledger.store import Capability, LedgerStore
+from convledger_conformance.ledger.model import read_whole
+from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.runtime.checks_transitions import TRANSITIONS, Driver, fence_of
+from convledger_conformance.support import (
+    accepted,
+    draft,
+    expect_same_bytes,
+    fail,
+    fresh_store,
+    ledger_bytes,
+    refused,
+    run_once,
+)
+
+IDS: Final = ("TRN-100", "TRN-101", "TRN-104", "TRN-106")
+PURGE_IDS: Final = ("TRN-093", "TRN-094")
+PAGE_EDGE: Final = 1000
+"""The transition events stand at seq 1, at PAGE_EDGE and PAGE_EDGE + 1, and last."""
+
+
+def _filler(store: LedgerStore, conversation: str, upto: int) -> None:
+    """Ordinary events until the head is ``upto``."""
+    head = store.head(conversation)
+    if upto > head:
+        store.append(conversation, [draft(f"{conversation}-fill-{seq}", seq)
+                                    for seq in range(head + 1, upto + 1)])
+
+
+def _swap_companion(events_from: bytes, companion_from: bytes) -> bytes:
+    """The archive ``events_from`` with the ``runtime`` companion of ``companion_from``."""
+    document: dict[str, Any] = json.loads(events_from)
+    document["companions"] = json.loads(companion_from)["companions"]
+    return canonical.encode(document)
+
+
+@check(*IDS, capability=TRANSITIONS)
+def check_transitions_at_every_position(ctx: CheckContext) -> None:
+    """TRN-100, TRN-101, TRN-104: transitions first, at a page edge and last fold on import."""
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
+        driver = Driver(store, IDS)
+        driver.admit("tp", "r1")  # seq 1: the first event is a transition
+        seqs = [given.head("tp")]
+        _filler(given, "tp", PAGE_EDGE - 1)
+        run = driver.acquire("tp", "r1")  # seq 1000: the last of a page
+        seqs.append(given.head("tp"))
+        before_edge = given.export_conversation("tp")  # every transition but the next
+        driver.admit("tp", "r2")  # seq 1001: the first of the next page
+        seqs.append(given.head("tp"))
+        _filler(given, "tp", PAGE_EDGE + 20)
+        before_last = given.export_conversation("tp")
+        driver.apply("tp", Terminal("r1", fence_of(run), "success", {"text": "done"}))
+        head = given.head("tp")
+        seqs.append(head)
+        data = given.export_conversation("tp")
+        inner = ", ".join(map(str, seqs[:-1]))
+        where = f"an archive of {head} events with transitions at seqs {inner} and {head}"
+        with fresh_store(ctx) as target:
+            accepted(partial(target.import_conversation, data), ("TRN-100", "TRN-104"),
+                     f"import of {where}")
+            expect_same_bytes("TRN-106", f"the re-export of {where}", expected=data,
+                              got=target.export_conversation("tp"))
+            mine, theirs = (require(s, TRANSITIONS).load_snapshot("tp") for s in (given, target))
+            if mine != theirs:
+                fail("TRN-101", f"after the import of {where} the snapshot differs: "
+                                f"expected {mine!r:.300}, got {theirs!r:.300}")
+        for missing, events, companion in ((head, data, before_last),
+                                           (seqs[2], before_last, before_edge)):
+            stale = _swap_companion(events, companion)
+            with fresh_store(ctx) as target:
+                refused(partial(target.import_conversation, stale), "integrity", "TRN-104",
+                        f"import of {where}, up to seq {json.loads(events)['events'][-1]['seq']}"
+                        f", whose runtime companion lacks only the effect of the transition "
+                        f"at seq {missing}", store=target, touched=["tp"])
+
+    run_once(ctx, body)
+
+
+@check(*PURGE_IDS, capability=Capability.PURGE)
+def check_purge_at_every_position(ctx: CheckContext) -> None:
+    """TRN-093, TRN-094: a purge removes every event, the first, both sides of a page, the last."""
+
+    def body(store: LedgerStore) -> None:
+        purge = require(store, Capability.PURGE)
+        _filler(store, "gone", PAGE_EDGE + 1)
+        _filler(store, "kept", PAGE_EDGE + 1)
+        kept = ledger_bytes(store, "kept")
+        accepted(partial(purge.purge, "gone"), PURGE_IDS, f"purge of {PAGE_EDGE + 1} events")
+        where = f"after the purge of a conversation of {PAGE_EDGE + 1} events"
+        if store.head("gone") != 0:
+            fail("TRN-094", f"{where}: expected head 0, got {store.head('gone')}")
+        for seq in (1, PAGE_EDGE, PAGE_EDGE + 1):
+            page = store.read("gone", from_seq=seq, limit=1)
+            if page.items or page.next_seq is not None:
+                fail("TRN-094", f"{where}: read from seq {seq} (limit 1): expected an empty "
+                                f"page, got seqs {[e.seq for e in page.items]} next "
+                                f"{page.next_seq}")
+        left = read_whole(store, "gone")
+        if left:
+            fail("TRN-094", f"{where}: expected no events, got {len(left)} (seqs "
+                            f"{left[0].seq} .. {left[-1].seq})")
+        refused(partial(store.export_conversation, "gone"), "not_found", "TRN-094",
+                f"export {where}")
+        if ledger_bytes(store, "kept") != kept:
+            fail("TRN-093", f"the purge of {PAGE_EDGE + 1} events changed another conversation")
+
+    run_once(ctx, body)
