@@ -30,10 +30,11 @@ How it works, in four steps:
    the same derandomized examples as on the clear store and passes again, so
    skipping it cannot turn a kill into a survival; lines run at import time
    (module bodies, defaults, class bodies) select every check. A mutant whose
-   lines no check executes **survived** without a run ("not executed"). A child
-   over its time limit (``--timeout``, or 60 s + 4 x the baseline time of its
-   checks) is a **timeout**; the suite has no per-call time limit for an
-   in-process store, so a timeout is reported apart from the kills.
+   lines no check executes **survived** without a run ("not executed"). A check
+   over 20 s + 10 x its own time on the clear store, or a child over its limit
+   (``--timeout``, or 60 s + 4 x the baseline time of its checks), is a
+   **timeout**; the suite has no per-call time limit for an in-process store, so
+   a timeout is reported apart from the kills.
 4. **Triage.** A survivor listed in the triage file (``--triage``, default
    ``scripts/mutation_triage.toml``) is **equivalent**: the entry names the
    file, the mutated line's text, the mutation and the reason it cannot change
@@ -43,8 +44,10 @@ How it works, in four steps:
 
 Results go to ``OUT/results.jsonl`` as they come (a rerun resumes: a mutant
 already there with the same module source is not run again; ``--fresh``
-discards them), then ``OUT/report.json`` and ``OUT/report.md`` (counts, kill
-rate, and a table of every mutant that was not killed). Kill rate =
+discards them; after a change of the suite's sources every mutant runs again,
+or with ``--keep-kills`` only those not killed before), then
+``OUT/report.json`` and ``OUT/report.md`` (counts, kill rate, and a table of
+every mutant that was not killed). Kill rate =
 killed / (all - equivalent).
 
 Mutation operators (``OPERATORS``): comparison swaps (``<``/``<=``, ``>``/``>=``,
@@ -74,6 +77,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -449,7 +453,9 @@ def _run_one(factory: Any, check: Any, profile: str) -> tuple[str, str]:
     return (statuses.pop() if statuses else "passed"), ""
 
 
-def child_coverage(modules: Sequence[str], store: str, profile: str) -> dict[str, Any]:
+def child_coverage(
+    modules: Sequence[str], store: str, profile: str, names: Sequence[str] | None = None
+) -> dict[str, Any]:
     """Run every check on the clear store, recording lines executed per check."""
     files = {str(REFERENCE / module): module for module in modules}
     hits: dict[str, dict[str, set[int]]] = {}
@@ -478,7 +484,7 @@ def child_coverage(modules: Sequence[str], store: str, profile: str) -> dict[str
     use_user_cache()
 
     factory = load_factory(store)
-    checks = _checks(None)
+    checks = _checks(names)
     result: dict[str, Any] = {"checks": {}}
     for item in checks:
         bucket[0] = item.name
@@ -500,7 +506,16 @@ def child_coverage(modules: Sequence[str], store: str, profile: str) -> dict[str
 def child_mutant(
     module: str, ordinal: int, store: str, profile: str, names: Sequence[str]
 ) -> dict[str, Any]:
-    """Run ``names`` against the mutant, stopping at the first failed check."""
+    """Run ``names`` against the mutant, stopping at the first failed check.
+
+    A name may carry a time limit in seconds (``name=limit``): a check still running
+    then ends the child with a ``timeout`` reply (SIGALRM), so a mutant that loops
+    forever costs one check's limit, not the whole budget.
+    """
+    limits = {}
+    for token in names:
+        name, _, limit = token.partition("=")
+        limits[name] = float(limit) if limit else 0.0
     code = mutated_code(module, ordinal)
     sys.meta_path.insert(0, _MutantFinder(module_name(module), REFERENCE / module, code))
     from convledger_conformance.factories import FactoryLoadError, load_factory
@@ -513,15 +528,29 @@ def child_mutant(
     except FactoryLoadError as error:  # the mutant breaks the import: the suite cannot run
         return {"status": KILLED, "by": f"the store cannot be loaded: {error}"[:300], "ran": 0}
     ran = 0
-    for item in _checks(names):
+    for item in _checks(list(limits)):
         ran += 1
+        if limits[item.name]:
+            _alarm(limits[item.name], item.name, ran)
         try:
             status, message = _run_one(factory, item, profile)
         except Exception as error:  # the runner itself was broken by the mutant
             return {"status": KILLED, "by": f"{item.name}: suite error {error!r}"[:300], "ran": ran}
+        signal.setitimer(signal.ITIMER_REAL, 0)
         if status == FAILED:
             return {"status": KILLED, "by": message, "ran": ran}
     return {"status": SURVIVED, "by": "", "ran": ran}
+
+
+def _alarm(seconds: float, name: str, ran: int) -> None:
+    def expired(signum: int, frame: object) -> None:
+        reply = {"status": TIMEOUT, "by": f"{name}: over {seconds:.0f} s", "ran": ran}
+        sys.stdout.write("\n" + json.dumps(reply) + "\n")
+        sys.stdout.flush()
+        os._exit(0)
+
+    signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
 
 
 # -- the parent ------------------------------------------------------------------------------
@@ -549,6 +578,17 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def suite_digest() -> str:
+    """A digest of the conformance suite's sources: results of another suite are not reused."""
+    package = ROOT / "conformance" / "convledger_conformance"
+    return _digest(
+        "".join(
+            f"{path.relative_to(package)}\0{path.read_text('utf-8')}"
+            for path in sorted(package.rglob("*.py"))
+        )
+    )
+
+
 def _child_command(nice: int, *arguments: str) -> list[str]:
     command = [sys.executable, str(Path(__file__).resolve()), "_child", *arguments]
     return (["nice", "-n", str(nice)] if nice else []) + command
@@ -571,18 +611,39 @@ def load_triage(path: Path) -> dict[tuple[str, str, str, int], str]:
 
 
 def coverage(
-    modules: Sequence[str], store: str, profile: str, out: Path, nice: int
+    modules: Sequence[str],
+    store: str,
+    profile: str,
+    out: Path,
+    nice: int,
+    names: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     sources = {module: _digest((REFERENCE / module).read_text("utf-8")) for module in modules}
+    selection = ",".join(names) if names else ""
     cache = out / "coverage.json"
     if cache.exists():
         cached = json.loads(cache.read_text("utf-8"))
-        if cached.get("sources") == sources and cached.get("profile") == profile:
+        if (
+            cached.get("sources"),
+            cached.get("profile"),
+            cached.get("selection", ""),
+            cached.get("suite"),
+        ) == (sources, profile, selection, suite_digest()):
             return dict(cached)
     print(f"coverage run of every check at {profile} (once per source change)...", flush=True)
     started = time.perf_counter()
     done = subprocess.run(
-        _child_command(nice, "coverage", "--store", store, "--profile", profile, *modules),
+        _child_command(
+            nice,
+            "coverage",
+            "--store",
+            store,
+            "--profile",
+            profile,
+            "--checks",
+            selection,
+            *modules,
+        ),
         capture_output=True,
         text=True,
         check=False,
@@ -594,7 +655,13 @@ def coverage(
     failed = [name for name, item in result["checks"].items() if item["status"] == "failed"]
     if failed:
         raise SystemExit(f"the clear store fails checks {failed}: fix that first")
-    result.update(sources=sources, profile=profile, seconds=time.perf_counter() - started)
+    result.update(
+        sources=sources,
+        profile=profile,
+        selection=selection,
+        suite=suite_digest(),
+        seconds=time.perf_counter() - started,
+    )
     cache.write_text(json.dumps(result), "utf-8")
     return result
 
@@ -613,6 +680,11 @@ def selected_checks(mutant: Mutant, cover: dict[str, Any]) -> list[str]:
             if lines & set(cover["lines"].get(name, {}).get(mutant.module, []))
         }
     return sorted(chosen, key=lambda name: cover["checks"][name]["duration"])
+
+
+def check_limit(cover: dict[str, Any], name: str) -> float:
+    """Seconds one check may take on a mutant: 20 s + 10 x its time on the clear store."""
+    return 20 + 10 * float(cover["checks"][name]["duration"])
 
 
 def run_mutant(mutant: Mutant, cover: dict[str, Any], args: argparse.Namespace) -> Outcome:
@@ -644,7 +716,7 @@ def run_mutant(mutant: Mutant, cover: dict[str, Any], args: argparse.Namespace) 
                 args.profile,
                 mutant.module,
                 str(mutant.ordinal),
-                *names,
+                *(f"{name}={check_limit(cover, name):.0f}" for name in names),
             ),
             capture_output=True,
             text=True,
@@ -766,18 +838,23 @@ def parent(args: argparse.Namespace) -> int:
             print(f"{mutant.ident}\t{mutant.operator}\t{mutant.mutation}\t{mutant.text}")
         print(f"{len(mutants)} mutants")
         return 0
+    if args.only:
+        mutants = [m for m in mutants if m.ident in args.only]
     if args.limit:
         mutants = mutants[: args.limit]
-    cover = coverage(args.modules, args.store, args.profile, out, args.nice)
+    cover = coverage(args.modules, args.store, args.profile, out, args.nice, args.checks)
     sources = {module: _digest((REFERENCE / module).read_text("utf-8")) for module in args.modules}
     results = out / "results.jsonl"
     done: dict[str, Outcome] = {}
+    suite = suite_digest()
     if results.exists() and not args.fresh:
         for line in results.read_text("utf-8").splitlines():
             outcome = Outcome(**json.loads(line))
+            same_suite = outcome.extra.get("suite") == suite
             if (
                 outcome.source == sources.get(outcome.module)
                 and outcome.extra.get("profile") == args.profile
+                and (same_suite or (args.keep_kills and outcome.status == KILLED))
             ):
                 done[outcome.ident] = outcome
     elif results.exists():
@@ -793,6 +870,7 @@ def parent(args: argparse.Namespace) -> int:
             outcome = run_mutant(mutant, cover, args)
             outcome.source = sources[mutant.module]
             outcome.extra["profile"] = args.profile
+            outcome.extra["suite"] = suite
             outcomes.append(outcome)
             sink.write(json.dumps(asdict(outcome)) + "\n")
             sink.flush()
@@ -882,7 +960,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--limit", type=int, default=0, help="run only the first N mutants")
     parser.add_argument(
+        "--only", nargs="+", metavar="IDENT", help="run only these mutants (as --list names them)"
+    )
+    parser.add_argument(
+        "--checks",
+        nargs="+",
+        metavar="NAME",
+        help="use only these checks of the suite (a quick look; the default is every check)",
+    )
+    parser.add_argument(
         "--fresh", action="store_true", help="discard earlier results instead of resuming"
+    )
+    parser.add_argument(
+        "--keep-kills",
+        action="store_true",
+        help="after the suite changed, reuse earlier kills and rerun only the other mutants "
+        "(results of the same suite are always reused)",
     )
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     return parser
@@ -893,10 +986,12 @@ def child(argv: list[str]) -> int:
     parser.add_argument("mode", choices=("coverage", "mutant"))
     parser.add_argument("--store", required=True)
     parser.add_argument("--profile", required=True)
+    parser.add_argument("--checks", default="")
     parser.add_argument("rest", nargs="*")
     args = parser.parse_intermixed_args(argv)
     if args.mode == "coverage":
-        reply = child_coverage(args.rest, args.store, args.profile)
+        names = args.checks.split(",") if args.checks else None
+        reply = child_coverage(args.rest, args.store, args.profile, names)
     else:
         module, ordinal, *names = args.rest
         reply = child_mutant(module, int(ordinal), args.store, args.profile, names)
@@ -909,6 +1004,8 @@ def main(argv: list[str] | None = None) -> int:
     if arguments[:1] == ["_child"]:
         return child(arguments[1:])
     args = build_parser().parse_args(arguments)
+    # SIGTERM ends the parent through SystemExit, so subprocess.run kills the running child
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     return parent(args)
 
 
