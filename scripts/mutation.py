@@ -595,7 +595,11 @@ def _child_command(nice: int, *arguments: str) -> list[str]:
 
 
 def load_triage(path: Path) -> dict[tuple[str, str, str, int], str]:
-    """``(module, line text, mutation, occurrence) -> reason`` from the triage TOML file."""
+    """``(module, line text, mutation, occurrence) -> reason`` from the triage TOML file.
+
+    ``occurrence`` counts the earlier mutants of the file with the same line text and
+    mutation (default 0); ``occurrence = "all"`` (key -1 here) matches every one of them.
+    """
     if not path.exists():
         return {}
     data = tomllib.loads(path.read_text("utf-8"))
@@ -604,10 +608,20 @@ def load_triage(path: Path) -> dict[tuple[str, str, str, int], str]:
             entry["file"],
             entry["line"].strip(),
             entry["mutation"],
-            int(entry.get("occurrence", 0)),
+            -1 if entry.get("occurrence") == "all" else int(entry.get("occurrence", 0)),
         ): entry["reason"]
         for entry in data.get("equivalent", [])
     }
+
+
+def _triaged(
+    triage: dict[tuple[str, str, str, int], str], key: tuple[str, str, str, int]
+) -> tuple[str, str, str, int] | None:
+    """The triage entry matching ``key``: its own occurrence, else an ``all`` entry."""
+    if key in triage:
+        return key
+    every = (*key[:3], -1)
+    return every if every in triage else None
 
 
 def coverage(
@@ -745,37 +759,30 @@ def summarize(
 ) -> dict[str, Any]:
     counts = {status: 0 for status in STATUSES}
     matched = set()
+    stale = set()
     for outcome in outcomes:
-        key = (outcome.module, outcome.text, outcome.mutation, outcome.occurrence)
-        if key in triage:
-            matched.add(key)
+        entry = _triaged(
+            triage, (outcome.module, outcome.text, outcome.mutation, outcome.occurrence)
+        )
+        if entry is not None:
+            matched.add(entry)
             if outcome.status == SURVIVED:
-                outcome.status, outcome.reason = EQUIVALENT, triage[key]
-            else:
+                outcome.status, outcome.reason = EQUIVALENT, triage[entry]
+            elif outcome.status == KILLED:
                 outcome.extra["stale_triage"] = True
+                stale.add(entry)
         counts[outcome.status] += 1
     keys = {mutant.key for mutant in mutants}
-    stale = sorted(
-        [
-            *(key for key in triage if key not in keys),
-            *(
-                key
-                for key in triage
-                if key in matched
-                and any(
-                    (o.module, o.text, o.mutation, o.occurrence) == key and o.status != EQUIVALENT
-                    for o in outcomes
-                )
-            ),
-        ]
-    )
+    wide = {(*key[:3], -1) for key in keys}
+    modules = {mutant.module for mutant in mutants}
+    stale |= {key for key in triage if key[0] in modules and key not in keys and key not in wide}
     relevant = len(outcomes) - counts[EQUIVALENT]
     return {
         "counts": counts,
         "total": len(outcomes),
         "kill_rate": counts[KILLED] / relevant if relevant else 1.0,
         "detected_rate": (counts[KILLED] + counts[TIMEOUT]) / relevant if relevant else 1.0,
-        "stale_triage": [list(key) for key in stale],
+        "stale_triage": [list(key) for key in sorted(stale)],
     }
 
 
