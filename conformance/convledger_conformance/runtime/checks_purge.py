@@ -77,13 +77,26 @@ def check_purge_answers_and_reads(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-@check("TRN-092", "ERR-001", capability=PURGE)
+@check("TRN-092", "ERR-001", "TRN-009", capability=PURGE)
 def check_purged_conversation_refuses_writes(ctx: CheckContext) -> None:
-    """TRN-092, ERR-001: append, transition and import of a purged conversation are purged."""
+    """TRN-092, ERR-001: append, transition and import of a purged conversation are purged.
+
+    TRN-009: ``purged`` comes before ``not_found``, so a transition naming a run the
+    conversation had before its purge (one that a fresh state would answer
+    ``not_found``) is refused ``purged`` as well as one that would apply; a store that
+    checks the purge only when it applies the transition answers the former
+    (found by mutation testing, ``scripts/mutation.py``).
+    """
 
     def body(given: LedgerStore) -> None:
         store = require(given, PURGE)
         store.append("c", drafts("c", 2))
+        ended: Terminal | None = None
+        if TRANSITIONS in store.capabilities:
+            driver = Driver(require(store, TRANSITIONS), ("TRN-092",))
+            run = driver.owned("c", "r")
+            ended = Terminal("r", fence_of(run), "success", {"text": "done"})
+            driver.apply("c", ended)
         data = store.export_conversation("c")
         store.purge("c")
         for expected_head in (None, 0):
@@ -97,6 +110,13 @@ def check_purged_conversation_refuses_writes(ctx: CheckContext) -> None:
             refused(partial(require(store, TRANSITIONS).transition, "c", accept, event_id="late-t",
                             occurred_at=STAMP), "purged", ("TRN-092", "ERR-001"),
                     "transition of a purged conversation", store=store, touched=["c"])
+        if ended is not None:
+            refused(partial(require(store, TRANSITIONS).transition, "c", ended,
+                            event_id="late-end", occurred_at=STAMP), "purged",
+                    ("TRN-092", "TRN-009"),
+                    "transition of a purged conversation naming its ended run 'r' (not_found "
+                    "on a conversation that never existed; purged comes first)",
+                    store=store, touched=["c"])
         refused(partial(store.append, "c", [draft("late-again")]), "purged", "TRN-092",
                 "a second append to a purged conversation", store=store, touched=["c"])
         if Capability.PERSISTENCE in store.capabilities:
