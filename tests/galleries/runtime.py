@@ -11,7 +11,9 @@ Two bugs sit inside the decision (:class:`AcquiresOutOfCausalOrder`,
 writes MemoryStore's transaction out once, with the decision replaceable. A
 few more need MemoryStore's runtime state or tombstones themselves (a race,
 forgotten admissions, a purge that ignores runs or leaves no tombstone); their
-docstrings say so.
+docstrings say so. Three were found by mutation testing (``scripts/mutation.py``,
+``docs/mutation.md``): :class:`PurgedOnlyWhenApplied`, :class:`PurgeTakesChildLinks`
+and :class:`RowsOfEveryOwner` (the rows beside the ledger, FCT-024).
 """
 
 from __future__ import annotations
