@@ -96,8 +96,9 @@ DEFAULT_MODULES = (
     "convledger/store_base.py",
     "convledger/batch.py",
     "convledger/replay.py",
-    "convledger/envelope.py",
 )
+"""The modules of the latest triaged run (docs/mutation.md); ``convledger/envelope.py`` and
+``convledger/projections/*.py`` are the next to run and triage (``--modules``)."""
 DEFAULT_STORE = "convledger.memory:MemoryStore"
 DEFAULT_TRIAGE = ROOT / "scripts" / "mutation_triage.toml"
 KILLED, SURVIVED, TIMEOUT, EQUIVALENT = "killed", "survived", "timeout", "equivalent"
