@@ -117,12 +117,17 @@ def test_purge_checks_run_without_transitions() -> None:
     """The purge checks test a store without runs and pass, but for those needing runs.
 
     TRN-091 needs an active run: its check and the purge machine are not run on
-    such a store (issue 16: they passed vacuously), so TRN-091 is not_applicable.
+    such a store (issue 16: they passed vacuously), so TRN-091 is not_applicable;
+    nor is the check of a purged conversation's run named again (TRN-009).
     """
     chosen = [c for c in all_checks()
               if c.run.__module__ == "convledger_conformance.runtime.checks_purge"]
     needing_runs = {c.name for c in chosen if Capability.TRANSITIONS in c.also}
-    assert needing_runs == {"purge_blocked_by_an_active_run", "runtime_state_machine_with_purge"}
+    assert needing_runs == {
+        "purge_blocked_by_an_active_run",
+        "runtime_state_machine_with_purge",
+        "purged_run_named_again",  # TRN-009: a run the purged conversation had
+    }
     report = run_suite(PurgeWithoutTransitions, profile="smoke", checks=chosen,
                        derandomize=True)
     assert {r.name: r.status for r in report.checks if r.name in {c.name for c in chosen}} == {

@@ -19,7 +19,12 @@ import attrs
 from convledger import canonical
 from convledger.archive import Archive
 from convledger.envelope import Envelope, EventDraft, from_wire
-from convledger.errors import ConflictError, DuplicateError, ReplayRefusedError
+from convledger.errors import (
+    ConflictError,
+    DuplicateError,
+    InvalidInputError,
+    ReplayRefusedError,
+)
 from convledger.memory import MemoryStore
 from convledger.store import Capability, ImportReport, Page
 from galleries import BrokenStore, broken
@@ -129,6 +134,31 @@ class DropsLastOfFullPage(MemoryStore):
         if page.next_seq is not None and len(page.items) > 1:
             return Page(page.items[:-1], next_seq=page.next_seq)
         return page
+
+
+class RefusesOneSeqWindow(MemoryStore):
+    """LED-008: refuses a window of one seq (``to_seq`` equal to ``from_seq``).
+
+    The store tests ``to_seq <= from_seq`` where LED-010 refuses only a window that
+    ends before it starts. Found by mutation testing (``scripts/mutation.py``:
+    ``StoreBase.read``); the drawn windows of ``read_windows`` missed it at smoke.
+    """
+
+    def read(
+        self,
+        conversation_id: str,
+        *,
+        from_seq: int = 1,
+        to_seq: int | None = None,
+        limit: int = 1000,
+    ) -> Page:
+        if to_seq is not None and to_seq == from_seq:
+            raise InvalidInputError(
+                f"to_seq {to_seq} is not after from_seq {from_seq}",
+                requirement="LED-010",
+                field="to_seq",
+            )
+        return super().read(conversation_id, from_seq=from_seq, to_seq=to_seq, limit=limit)
 
 
 class IgnoresExpectedHead(MemoryStore):
@@ -264,6 +294,7 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("ledger", ImportsIntoOccupiedLog, "ARC-009"),
     broken("ledger", ExportsWithJsonDumps, "CAN-005", "ARC-001"),
     broken("ledger", DropsLastOfFullPage, "LED-009"),
+    broken("ledger", RefusesOneSeqWindow, "LED-008"),
     broken("ledger", IgnoresExpectedHead, "LED-005"),
     broken("ledger", SharesPayloads, "LED-014"),
     broken("ledger", AppendsIgnorableUnknownKinds, "KND-002"),

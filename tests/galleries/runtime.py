@@ -11,7 +11,9 @@ Two bugs sit inside the decision (:class:`AcquiresOutOfCausalOrder`,
 writes MemoryStore's transaction out once, with the decision replaceable. A
 few more need MemoryStore's runtime state or tombstones themselves (a race,
 forgotten admissions, a purge that ignores runs or leaves no tombstone); their
-docstrings say so.
+docstrings say so. Three were found by mutation testing (``scripts/mutation.py``,
+``docs/mutation.md``): :class:`PurgedOnlyWhenApplied`, :class:`PurgeTakesChildLinks`
+and :class:`RowsOfEveryOwner` (the rows beside the ledger, FCT-024).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from convledger.archive import Archive
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, copied, from_wire
 from convledger.errors import LedgerError
+from convledger.host.rows import FactRow
 from convledger.memory import MemoryStore
 from convledger.runtime.operations import RecoveryCursor, after_cursor
 from convledger.runtime.records import Run, RunState
@@ -296,6 +299,53 @@ class PurgeWithoutTombstone(MemoryStore):
         return newly
 
 
+class PurgedOnlyWhenApplied(MemoryStore):
+    """TRN-092, TRN-009: checks the purge only on the way to applying a transition.
+
+    A transition of a purged conversation that a fresh state would not apply (it names a
+    run the conversation had before its purge: ``not_found``) answers that outcome
+    instead of being refused ``purged``. Found by mutation testing
+    (``scripts/mutation.py``: ``MemoryStore._transit`` without its ``_refuse_purged``).
+    """
+
+    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft) -> Outcome:
+        with self._lock:
+            if conversation_id in self._purged:
+                fresh = RuntimeState(conversation_id)
+                decision = decide(fresh, conversation_id, transition, draft.occurred_at)
+                if decision.status is not Status.APPLIED:
+                    return Outcome.of(decision)
+        return super()._transit(conversation_id, transition, draft)
+
+
+class PurgeTakesChildLinks(MemoryStore):
+    """TRN-093: a purge deletes the conversation's child links with its other rows.
+
+    A child settling after its parent's purge then has no row to record its state on
+    (FCT-023). Found by mutation testing (``scripts/mutation.py``: the purge's test of
+    which rows beside the ledger go).
+    """
+
+    def _purge(self, conversation_id: str) -> bool:
+        newly = super()._purge(conversation_id)
+        with self._lock:
+            for key in [key for key in self._side_rows if key[:2] == ("children", conversation_id)]:
+                del self._side_rows[key]
+        return newly
+
+
+class RowsOfEveryOwner(MemoryStore):
+    """FCT-024: ``child_links`` and ``schedules`` answer the rows of every conversation.
+
+    The rows are filtered by table only, not by their owner. Found by mutation testing
+    (``scripts/mutation.py``: ``MemoryStore._fact_rows``).
+    """
+
+    def _fact_rows(self, table: str, conversation_id: str) -> tuple[FactRow, ...]:
+        with self._lock:
+            return tuple(row for key, row in sorted(self._side_rows.items()) if key[0] == table)
+
+
 class TrustsTheCompanion(MemoryStore):
     """TRN-104: imports the runtime companion without comparing it with the fold."""
 
@@ -329,6 +379,9 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("runtime", ForgetsKeysOfEndedRuns, "TRN-021"),
     broken("runtime", PurgeWithoutTombstone, "TRN-092"),
     broken("runtime", TrustsTheCompanion, "TRN-104"),
+    broken("runtime", PurgedOnlyWhenApplied, "TRN-092"),
+    broken("runtime", PurgeTakesChildLinks, "TRN-093"),
+    broken("runtime", RowsOfEveryOwner, "FCT-024"),
     broken("runtime", DecidesOutsideTheLock, "TRN-003", checks=("runtime_state_machine",)),
 )
 """Every broken store of chapter TRN and the ids its bug must fail (the last one only the

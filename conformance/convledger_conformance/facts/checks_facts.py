@@ -25,7 +25,7 @@ from convledger.host import (
     SequentialIds,
     events_of,
 )
-from convledger.host.rows import ChildLink
+from convledger.host.rows import ChildLink, ScheduleRow
 from convledger.host.rules import LEAVE_CHILDREN, STOP_CHILDREN
 from convledger.interface import require
 from convledger.projections.builtins import fold_state_slots
@@ -37,6 +37,7 @@ from convledger_conformance.sqlite.checks import sqlite_store
 from convledger_conformance.support import STAMP, fail, refused, run_once
 
 PARENT = "conv-parent"
+OTHER = "conv-other"
 
 
 def host_for(
@@ -242,6 +243,72 @@ BODIES = {
     "sandbox": sandbox,
 }
 """The check bodies by name, for running them against broken hosts."""
+
+
+# -- rows beside the ledger, on every store declaring fact_rows (FCT-024, TRN-093) -------------
+
+
+def _rows_written(store: LedgerStore) -> dict[tuple[str, str], tuple[object, ...]]:
+    """Write links and schedules of two owners, each key twice; the rows expected back."""
+    rows = require(store, Capability.FACT_ROWS)
+    links = [ChildLink(PARENT, child, "spawned", 0, {}) for child in ("kid-b", "kid-a")]
+    links.append(ChildLink(OTHER, "kid-c", "spawned", 0, {}))
+    plans = [ScheduleRow(PARENT, "s-b", "at", STAMP, "active", 0),
+             ScheduleRow(PARENT, "s-a", "every", STAMP, "active", 0),
+             ScheduleRow(OTHER, "s-c", "after", STAMP, "active", 0)]
+    written: list[ChildLink | ScheduleRow] = [*links, *plans]
+    for row in written:
+        rows.write_fact_rows(row, [])
+    running = attrs.evolve(links[1], state="running")
+    fired = attrs.evolve(plans[1], state="done", next_at=None, occurrence=1)
+    rows.write_fact_rows(running, [])
+    rows.write_fact_rows(fired, [])
+    return {
+        ("child_links", PARENT): (running, links[0]),
+        ("child_links", OTHER): (links[2],),
+        ("schedules", PARENT): (fired, plans[0]),
+        ("schedules", OTHER): (plans[2],),
+    }
+
+
+def _rows_read(
+    store: LedgerStore, expected: dict[tuple[str, str], tuple[object, ...]]
+) -> dict[tuple[str, str], tuple[object, ...]]:
+    rows = require(store, Capability.FACT_ROWS)
+    return {(name, owner): tuple(getattr(rows, name)(owner)) for name, owner in expected}
+
+
+def fact_rows(store: LedgerStore, *, host_class: type[Host] = Host) -> None:
+    """Rows read back as last written, per owner, by id (FCT-024)."""
+    expected = _rows_written(store)
+    found = _rows_read(store, expected)
+    if found != expected:
+        fail("FCT-024", f"rows beside the ledger read {found!r}, expected {expected!r} (the "
+             "last write of each key, ordered by id, of that owner only)")
+
+
+def purged_rows(store: LedgerStore, *, host_class: type[Host] = Host) -> None:
+    """A purge takes its conversation's schedules and keeps every child link (TRN-093)."""
+    expected = _rows_written(store)
+    require(store, Capability.PURGE).purge(PARENT)
+    expected[("schedules", PARENT)] = ()
+    found = _rows_read(store, expected)
+    if found != expected:
+        fail("TRN-093", f"after purging {PARENT!r} the rows read {found!r}, expected "
+             f"{expected!r} (its schedules go, child links outlive the purge, the other "
+             "conversation's rows stay)")
+
+
+@check("FCT-024", capability=Capability.FACT_ROWS)
+def check_fact_rows_read_back(ctx: CheckContext) -> None:
+    """Links and schedules read back per owner as last written, ordered by id."""
+    run_once(ctx, fact_rows)
+
+
+@check("TRN-093", capability=Capability.PURGE, also=(Capability.FACT_ROWS,))
+def check_purge_takes_schedules_keeps_links(ctx: CheckContext) -> None:
+    """A purge deletes the conversation's schedules, keeps child links and other rows."""
+    run_once(ctx, purged_rows)
 
 
 # -- the SQLite store's rows beside the ledger (SQL-068, SQL-069) ----------------------------------

@@ -111,6 +111,13 @@ def check_checkpoint_imports_checked(ctx: CheckContext) -> None:
                         kind, requirement, what, store=target, touched=["c"])
             refused(partial(t.import_conversation, data), "invalid_input", "PRJ-043",
                     "import without the custom definition", store=target, touched=["c"])
+            # the definitions handed over must be a sequence of distinct definitions; a
+            # store iterating a non-sequence raised TypeError (found by mutation testing)
+            for given, what in ((5, "an int"), (None, "None"), ("b", "a str"),
+                                ({"b": mine[0]}, "a dict"), ([*mine, *mine], "one name twice")):
+                refused(partial(t.import_conversation, data, projections=given),  # type: ignore[arg-type]
+                        "invalid_input", "PRJ-043", f"import with projections {what}",
+                        store=target, touched=["c"])
             if target.head("c") != 0 or t.load_checkpoint("c", "b") is not None:
                 fail("PRJ-042", "a refused import left something behind")
 

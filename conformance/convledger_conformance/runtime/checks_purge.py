@@ -15,7 +15,7 @@ from typing import Final
 from hypothesis.stateful import run_state_machine_as_test
 
 from convledger.interface import require
-from convledger.runtime import Accept, PurgeOutcome, Terminal
+from convledger.runtime import Accept, Acquire, PurgeOutcome, Terminal
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.ledger.model import read_whole
 from convledger_conformance.profiles import scaled
@@ -110,6 +110,35 @@ def check_purged_conversation_refuses_writes(ctx: CheckContext) -> None:
 
     with fresh_store(ctx) as store:
         body(store)
+
+
+@check("TRN-092", "TRN-009", capability=PURGE, also=(TRANSITIONS,))
+def check_purged_run_named_again(ctx: CheckContext) -> None:
+    """TRN-092, TRN-009: a transition naming a run the purged conversation had is purged.
+
+    ``purged`` comes before ``not_found`` (TRN-009), so a transition that a fresh
+    state would answer ``not_found`` is refused ``purged`` like one that would apply;
+    a store that checks the purge only on the way to applying answered the former
+    (found by mutation testing, ``scripts/mutation.py``).
+    """
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, PURGE)
+        driver = Driver(require(store, TRANSITIONS), ("TRN-092",))
+        run = driver.owned("c", "r")
+        ended = Terminal("r", fence_of(run), "success", {"text": "done"})
+        driver.apply("c", ended)
+        store.purge("c")
+        for transition, what in ((ended, "ending its ended run 'r' again"),
+                                 (Acquire("r", "w"), "acquiring its run 'r'")):
+            refused(partial(require(store, TRANSITIONS).transition, "c", transition,
+                            event_id="late-t", occurred_at=STAMP), "purged",
+                    ("TRN-092", "TRN-009"),
+                    f"transition of a purged conversation {what} (not_found on a "
+                    "conversation that never existed; purged comes first)",
+                    store=store, touched=["c"])
+
+    run_once(ctx, body)
 
 
 @check("TRN-091", capability=PURGE, also=(TRANSITIONS,))

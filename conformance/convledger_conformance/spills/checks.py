@@ -217,9 +217,13 @@ def check_live_references_unique(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-@check("SPL-030", "SPL-031", capability=SPL)
+@check("SPL-030", "SPL-031", "LED-003", capability=SPL)
 def check_delete_and_expiry(ctx: CheckContext) -> None:
-    """SPL-030, SPL-031: delete appends spill/deleted; afterwards the reference is not found."""
+    """SPL-030, SPL-031: delete appends spill/deleted; afterwards the reference is not found.
+
+    LED-003: a delete whose eventId is already stored is refused ``duplicate`` and the
+    object stays live (found by mutation testing, ``scripts/mutation.py``).
+    """
 
     def body(store: LedgerStore) -> None:
         s = require(store, SPL)
@@ -227,6 +231,9 @@ def check_delete_and_expiry(ctx: CheckContext) -> None:
         put(s, "c", "q", b"", "s-2")
         refused(partial(s.delete_spill, "c", "r", reason="gone", event_id="d-0",
                         occurred_at=STAMP), "invalid_input", "SPL-030", "an unknown reason",
+                store=store, touched=["c"])
+        refused(partial(s.delete_spill, "c", "r", event_id="s-1", occurred_at=STAMP),
+                "duplicate", "LED-003", "a delete whose eventId 's-1' is stored (the put's event)",
                 store=store, touched=["c"])
         deleted = s.delete_spill("c", "r", event_id="d-1", occurred_at=STAMP)
         expired = s.delete_spill("c", "q", reason="expired", event_id="d-2", occurred_at=STAMP)

@@ -68,14 +68,14 @@ class FactRowsBase(StoreBase):
         return self._write_fact_rows(row, batches, skip_purged)
 
     def child_links(self, parent_conversation_id: str) -> tuple[ChildLink, ...]:
-        """SQL-068: the links of a parent, by child id."""
+        """SQL-068, FCT-024: the last link written for each child of a parent, by child id."""
         self._require(Capability.FACT_ROWS, "child_links")
         check_identifier(parent_conversation_id, "conversationId", "ENV-005")
         found = self._fact_rows("children", parent_conversation_id)
         return tuple(row for row in found if isinstance(row, ChildLink))
 
     def schedules(self, conversation_id: str) -> tuple[ScheduleRow, ...]:
-        """SQL-068: the schedules of a conversation, by id."""
+        """SQL-068, FCT-024: the last row written for each schedule of a conversation, by id."""
         self._require(Capability.FACT_ROWS, "schedules")
         check_identifier(conversation_id, "conversationId", "ENV-005")
         found = self._fact_rows("schedules", conversation_id)

@@ -1,0 +1,196 @@
+"""``scripts/mutation.py``: mutants are made and applied as listed, triage marks equivalents.
+
+The default tests never run the suite (the script's own runs take tens of
+minutes); the one ``slow`` test runs it end to end on two mutants of
+``batch.py`` with one check: one the check kills, one triaged as equivalent.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from convledger.errors import InvalidInputError
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "mutation.py"
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mutation_script", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["mutation_script"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+mutation = _script()
+BATCH = "convledger/batch.py"
+
+
+def _mutant(module: str, line_text: str, description: str) -> object:
+    found = [
+        m for m in mutation.mutants_of(module) if m.text == line_text and m.mutation == description
+    ]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_mutants_are_listed_in_a_fixed_order_and_each_compiles() -> None:
+    first = mutation.mutants_of(BATCH)
+    assert first == mutation.mutants_of(BATCH)
+    assert [m.ordinal for m in first] == list(range(len(first)))
+    clear = compile((mutation.REFERENCE / BATCH).read_text("utf-8"), BATCH, "exec")
+    for mutant in first:
+        code = mutation.mutated_code(BATCH, mutant.ordinal)
+        assert code.co_code != clear.co_code or code.co_consts != clear.co_consts, mutant
+
+
+def test_no_mutant_in_docstrings_annotations_or_strings() -> None:
+    mutants = mutation.mutants_of("convledger/replay.py")
+    # replay.py: two tests negated, two returns made None; its messages and docs untouched
+    assert sorted(m.operator for m in mutants) == [
+        "negate-test",
+        "negate-test",
+        "return-none",
+        "return-none",
+    ]
+
+
+def test_the_import_hook_serves_the_mutant_and_the_mutant_changes_behaviour() -> None:
+    mutant = _mutant(
+        BATCH,
+        "if value < minimum or (maximum is not None and value > maximum):",
+        "`>` -> `>=`",
+    )
+    code = mutation.mutated_code(BATCH, mutant.ordinal)
+    finder = mutation._MutantFinder("mutation_probe_batch", mutation.REFERENCE / BATCH, code)
+    sys.meta_path.insert(0, finder)
+    try:
+        probe = importlib.import_module("mutation_probe_batch")
+    finally:
+        sys.meta_path.remove(finder)
+        sys.modules.pop("mutation_probe_batch", None)
+    from convledger import batch
+
+    assert batch.check_count(5, "n", "LED-005", minimum=0, maximum=5) == 5
+    with pytest.raises(InvalidInputError):
+        probe.check_count(5, "n", "LED-005", minimum=0, maximum=5)
+
+
+def test_import_time_lines_select_every_check_and_others_only_those_executing_them() -> None:
+    m = mutation.Mutant(BATCH, 0, 10, 11, "int", "`1` -> `2`", "x = 1", 0)
+    cover = {
+        "checks": {
+            "fast": {"status": "passed", "duration": 0.1},
+            "slow": {"status": "passed", "duration": 2.0},
+            "skipped": {"status": "not_applicable", "duration": 0.0},
+        },
+        "lines": {"fast": {BATCH: [11]}, "slow": {BATCH: [10, 40]}, "skipped": {BATCH: [10]}},
+    }
+    assert mutation.selected_checks(m, cover) == ["fast", "slow"]
+    elsewhere = mutation.Mutant(BATCH, 1, 40, 40, "int", "`1` -> `2`", "y = 1", 0)
+    assert mutation.selected_checks(elsewhere, cover) == ["slow"]
+    cover["lines"][mutation.IMPORT_BUCKET] = {BATCH: [11]}
+    assert mutation.selected_checks(m, cover) == ["fast", "slow"]
+    nowhere = mutation.Mutant(BATCH, 2, 99, 99, "int", "`1` -> `2`", "z = 1", 0)
+    assert mutation.selected_checks(nowhere, cover) == []
+
+
+def test_triage_marks_survivors_equivalent_and_reports_stale_entries(tmp_path: Path) -> None:
+    triage = tmp_path / "triage.toml"
+    triage.write_text(
+        '[[equivalent]]\nfile = "convledger/batch.py"\nline = "a = 1"\n'
+        'mutation = "`1` -> `2`"\nreason = "never read"\n'
+        '[[equivalent]]\nfile = "convledger/batch.py"\nline = "b = 1"\n'
+        'mutation = "`1` -> `2`"\nreason = "wrong: it is killed"\n',
+        "utf-8",
+    )
+    entries = mutation.load_triage(triage)
+    make = mutation.Outcome
+    outcomes = [
+        make("i1", BATCH, 1, "int", "`1` -> `2`", "a = 1", mutation.SURVIVED),
+        make("i2", BATCH, 2, "int", "`1` -> `2`", "b = 1", mutation.KILLED),
+        make("i3", BATCH, 3, "int", "`1` -> `2`", "c = 1", mutation.SURVIVED),
+        make("i4", BATCH, 4, "int", "`1` -> `2`", "d = 1", mutation.KILLED),
+    ]
+    mutants = [
+        mutation.Mutant(BATCH, n, n + 1, n + 1, "int", "`1` -> `2`", text, 0)
+        for n, text in enumerate(["a = 1", "b = 1", "c = 1", "d = 1"])
+    ]
+    summary = mutation.summarize(outcomes, entries, mutants)
+    assert summary["counts"] == {"killed": 2, "survived": 1, "timeout": 0, "equivalent": 1}
+    assert outcomes[0].reason == "never read"
+    assert summary["kill_rate"] == pytest.approx(2 / 3)
+    assert summary["stale_triage"] == [[BATCH, "b = 1", "`1` -> `2`", 0]]
+
+
+def test_the_shipped_triage_file_parses_and_gives_every_entry_a_reason() -> None:
+    entries = mutation.load_triage(mutation.DEFAULT_TRIAGE)
+    assert entries, "the triage file lists the equivalent mutants of the last run"
+    assert all(reason.strip() for reason in entries.values())
+
+
+def test_help_describes_the_run() -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True, check=True
+    )
+    assert "--profile" in done.stdout and "equivalent" in done.stdout
+
+
+@pytest.mark.slow
+def test_end_to_end_one_kill_and_one_equivalent(tmp_path: Path) -> None:
+    """Two mutants of check_count against one check: one killed, one equivalent."""
+    kill = _mutant(
+        BATCH,
+        "if value < minimum or (maximum is not None and value > maximum):",
+        "`>` -> `>=`",
+    )
+    same = _mutant(
+        BATCH,
+        'bounds = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"',
+        "`is` -> `is not`",
+    )
+    triage = tmp_path / "triage.toml"
+    triage.write_text(
+        f"[[equivalent]]\nfile = {json.dumps(BATCH)}\nline = {json.dumps(same.text)}\n"
+        f'mutation = {json.dumps(same.mutation)}\nreason = "message text only"\n',
+        "utf-8",
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--modules",
+            BATCH,
+            "--only",
+            kill.ident,
+            same.ident,
+            "--checks",
+            "boundaries_ledger",
+            "--out",
+            str(tmp_path / "out"),
+            "--triage",
+            str(triage),
+            "--nice",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text("utf-8"))
+    statuses = {item["ident"]: item["status"] for item in report["mutants"]}
+    assert statuses == {kill.ident: "killed", same.ident: "equivalent"}
+    assert "message text only" in (tmp_path / "out" / "report.md").read_text("utf-8")
+    ast.parse(SCRIPT.read_text("utf-8"))
