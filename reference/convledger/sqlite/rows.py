@@ -100,8 +100,9 @@ LEDGER_READS = {
 Row = tuple[str, int, str, str, int, str, str, int]
 
 
-def event_row(envelope: Envelope) -> Row:
-    """The column values of one envelope (SQL-005)."""
+def event_row(envelope: Envelope, payload: str | None = None) -> Row:
+    """The column values of one envelope (SQL-005); ``payload``, when given, is the canonical
+    text of its payload as the append already encoded it (it is not encoded again)."""
     return (
         envelope.conversation_id,
         envelope.seq,
@@ -109,7 +110,7 @@ def event_row(envelope: Envelope) -> Row:
         envelope.kind,
         envelope.schema_version,
         envelope.occurred_at,
-        codec.encode(envelope.payload).decode("utf-8"),
+        codec.encode(envelope.payload).decode("utf-8") if payload is None else payload,
         1 if envelope.ignorable else 0,
     )
 
@@ -201,16 +202,7 @@ def insert_placed(
         placed = tuple(envelope_of(row) for row in stored)
     else:
         stored = [
-            (
-                envelope.conversation_id,
-                envelope.seq,
-                envelope.event_id,
-                envelope.kind,
-                envelope.schema_version,
-                envelope.occurred_at,
-                payload,
-                1 if envelope.ignorable else 0,
-            )
+            event_row(envelope, payload)
             for envelope, payload in zip(envelopes, payloads, strict=True)
         ]
         placed = tuple(envelopes)
