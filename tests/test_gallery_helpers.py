@@ -99,8 +99,10 @@ def test_findings_group_by_call() -> None:
     first, second = helper_findings(results)
     assert first.name == f"{HELPER_CHECK}: head raises KeyError"
     assert stopped_by(first, results) == ("a", "b")
+    # ... then, in parentheses, the first stopped check's message: it names what was raised
     assert first.message == ("head raises KeyError: 2 checks could not run; their ids: "
-                             "ARC-001, ERR-004")
+                             "ARC-001, ERR-004 (not run: the suite's helper call head raises "
+                             "KeyError: KeyError('c'))")
     assert first.failed_ids == ("LED-012",) and stopped_by(second, results) == ("c",)
     assert helper_findings([passed]) == []
 

@@ -52,7 +52,7 @@ def helper_findings(results: Iterable[CheckResult]) -> list[CheckResult]:
         affected = sorted({i for result in blocked for i in result.ids})
         names = [result.name for result in blocked]
         message = (f"{outcome}: {len(blocked)} checks could not run; their ids: "
-                   f"{', '.join(affected)}")
+                   f"{', '.join(affected)} ({blocked[0].message})")
         detail = (f"The suite's own call (made to compare states, not the call a check tests) "
                   f"failed in the checks {', '.join(names)}.\n"
                   f"First of them, {names[0]}: {blocked[0].message}\n{blocked[0].detail}")

@@ -106,7 +106,8 @@ def check_helper_findings(ctx: CheckContext) -> None:
     findings = [result for result in report.checks if stopped_by(result, report.checks)]
     expected = (f"read with limit {HELPER_LIMIT} is refused (invalid_input): 2 checks could "
                 f"not run; their ids: ARC-001, ARC-004, ERR-004")
-    if len(findings) != 1 or findings[0].message != expected:
+    # The finding's message goes on with the first stopped check's own, in parentheses.
+    if len(findings) != 1 or not findings[0].message.startswith(f"{expected} ("):
         fail("CAP-006", f"a helper read refused in 2 checks: expected one finding "
              f"{expected!r}, got {[r.message for r in findings]!r}")
     (finding,) = findings
