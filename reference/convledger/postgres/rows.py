@@ -90,8 +90,9 @@ def text_of(value: object) -> str:
     return value.decode("utf-8")
 
 
-def event_row(envelope: Envelope) -> Row:
-    """The column values of one envelope (PGS-003)."""
+def event_row(envelope: Envelope, payload: str | None = None) -> Row:
+    """The column values of one envelope (PGS-003); ``payload``, when given, is the canonical
+    text of its payload as the append already encoded it (it is not encoded again)."""
     return (
         key(envelope.conversation_id),
         envelope.seq,
@@ -99,7 +100,7 @@ def event_row(envelope: Envelope) -> Row:
         key(envelope.kind),
         envelope.schema_version,
         envelope.occurred_at,
-        codec.encode(envelope.payload).decode("utf-8"),
+        codec.encode(envelope.payload).decode("utf-8") if payload is None else payload,
         envelope.ignorable,
     )
 
@@ -151,18 +152,24 @@ def first_stored_event_id(connection: Connection, event_ids: Iterable[str]) -> s
 
 
 def insert_placed(
-    connection: Connection, envelopes: Sequence[Envelope], *, detached: bool = False
+    connection: Connection, envelopes: Sequence[Envelope], payloads: Sequence[str] | None = None
 ) -> tuple[Envelope, ...]:
     """Store envelopes as they are and return them as read back from their rows (LED-014).
 
-    ``detached``: the payloads were already read back from their canonical bytes and no
-    caller holds them (``convledger.batch.validated_batch``, the append path), so decoding
-    the rows again would give equal values; the envelopes are returned as they are.
+    ``payloads``, when given, are the canonical texts of the envelopes' payloads as the
+    append already encoded them (:func:`convledger.batch.detached_payloads`), whose payload
+    objects are the decoding of that text and held by no caller: they are written as they
+    are and the envelopes returned as they are, with no second encoding and no decoding
+    (as ``convledger.sqlite.rows.insert_placed``).
     """
-    stored = [event_row(envelope) for envelope in envelopes]
+    if payloads is None:
+        stored = [event_row(envelope) for envelope in envelopes]
+    else:
+        stored = [event_row(envelope, payload)
+                  for envelope, payload in zip(envelopes, payloads, strict=True)]
     if stored:
         connection.execute(INSERT_EVENTS, [list(column) for column in zip(*stored, strict=True)])
-    if detached:
+    if payloads is not None:
         return tuple(envelopes)
     return tuple(envelope_of(row) for row in stored)
 

@@ -252,9 +252,8 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions, FaultSeam):
         def body(connection: Connection) -> tuple[Envelope, ...]:
             # PGS-010, LED-017: the lock first, then tombstone and head (LED-004: one transaction).
             transaction.lock(connection, (conversation_id,))
-            # LED-014: StoreBase.append passes drafts validated_batch detached
-            return transaction.append_checked(connection, conversation_id, drafts, expected_head,
-                                              detached=True)
+            # LED-014: StoreBase.append passes the drafts validated_batch detached
+            return transaction.append_checked(connection, conversation_id, drafts, expected_head)
 
         return self._run("append", body)
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from convledger import canonical, codec
+from convledger.batch import detached_payloads
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import ConflictError, DuplicateError
@@ -59,14 +60,13 @@ def append_checked(
     conversation_id: str,
     drafts: tuple[EventDraft, ...],
     expected_head: int | None,
-    *,
-    detached: bool = False,
 ) -> tuple[Envelope, ...]:
     """LED-002 .. LED-005 inside a write transaction that holds the conversation's lock.
 
     The tombstone is read first (PGS-041); the head is read after the lock was
     granted, so it is the head every earlier writer committed (PGS-010).
-    ``detached``: the drafts come from ``validated_batch`` (see ``rows.insert_placed``).
+    Drafts from ``validated_batch`` carry their payloads' canonical text, which is written
+    as it is (``batch.detached_payloads``, ``rows.insert_placed``).
     """
     runtime.refuse_purged(connection, conversation_id)
     head = rows.head_of(connection, conversation_id)
@@ -89,14 +89,14 @@ def append_checked(
         Envelope.from_draft(draft, conversation_id, head + offset)
         for offset, draft in enumerate(drafts, start=1)
     )
-    return insert_events(connection, placed, detached=detached)
+    return insert_events(connection, placed, detached_payloads(drafts))
 
 
 def insert_events(
-    connection: Connection, envelopes: Sequence[Envelope], *, detached: bool = False
+    connection: Connection, envelopes: Sequence[Envelope], payloads: Sequence[str] | None = None
 ) -> tuple[Envelope, ...]:
     """Every writer of ``events``: the rows and their search words together (PGS-062)."""
-    stored = rows.insert_placed(connection, envelopes, detached=detached)
+    stored = rows.insert_placed(connection, envelopes, payloads)
     words.insert_words(connection, stored)
     return stored
 
