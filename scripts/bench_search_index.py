@@ -88,7 +88,12 @@ WORDS = ("assertion", "archive", "escaped", "encoder", "suite", "café", "failin
 
 
 def strings_of(value: Any) -> Iterator[str]:
-    """The string values of a JSON value in document order (keys are not text)."""
+    """The string values of a JSON value in document order (keys are not text).
+
+    The same walk as ``convledger.search.text.event_text``, written here on purpose: this
+    module imports no ``convledger`` at the top, because its ``--worker`` runs a peer
+    checkout's store (``--peer``), which may predate that module.
+    """
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):

@@ -10,6 +10,7 @@ functions stop and the Python walk does not (the spec says so).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,12 +18,24 @@ from hypothesis import strategies as st
 from conftest import json_values
 from convledger import canonical, codec
 from convledger.canonical import JsonValue
-from convledger.search.text import event_text, strings_of
+from convledger.search.text import event_text
 
 V2_TEXT = (
     "SELECT group_concat(value, ' ') FROM json_tree(?) WHERE type = 'text'"
 )
 """The text expression of version 2's ``events_fts_after_insert`` trigger."""
+
+
+def strings_of(payload: JsonValue) -> Iterator[str]:
+    """The oracle of SQL-008: the string values of a payload, in the order of its members."""
+    if isinstance(payload, str):
+        yield payload
+    elif isinstance(payload, dict):
+        for member in payload.values():
+            yield from strings_of(member)
+    elif isinstance(payload, list):
+        for item in payload:
+            yield from strings_of(item)
 
 
 def _has_nul(value: JsonValue) -> bool:

@@ -10,28 +10,15 @@ process that already holds the value.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from convledger.canonical import JsonValue
-
-
-def strings_of(payload: JsonValue) -> Iterator[str]:
-    """SQL-008: the string values of a payload, in the order of its members and items."""
-    if isinstance(payload, str):
-        yield payload
-    elif isinstance(payload, dict):
-        for value in payload.values():
-            yield from strings_of(value)
-    elif isinstance(payload, list):
-        for value in payload:
-            yield from strings_of(value)
 
 
 def event_text(payload: JsonValue) -> str:
     """SQL-008: the text of an event with this (decoded, stored-order) payload.
 
-    The strings of :func:`strings_of`, collected by a plain recursion into one
-    list (a generator per nesting level costs more than the walk itself).
+    The string values, in the order of the payload's members and items, collected
+    by a plain recursion into one list (a generator per nesting level costs more
+    than the walk itself).
     """
     found: list[str] = []
     _collect(payload, found)
