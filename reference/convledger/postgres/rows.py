@@ -80,6 +80,8 @@ def key(text: str) -> bytes:
 
 def text_of(value: object) -> str:
     """A stored identifier as text; a cell that is not ``bytea`` is corrupt."""
+    if type(value) is bytes:
+        return value.decode("utf-8")
     if isinstance(value, memoryview):
         value = bytes(value)
     if not isinstance(value, bytes):
@@ -177,9 +179,21 @@ def insert_placed(
 def read_window(
     connection: Connection, conversation_id: str, from_seq: int, to_seq: int, limit: int
 ) -> list[Envelope]:
-    """LED-008: up to ``limit`` envelopes with ``from_seq <= seq <= to_seq``, by seq."""
-    found = connection.execute(READ_WINDOW, (key(conversation_id), from_seq, to_seq, limit))
-    return [envelope_of(row) for row in found.fetchall()]
+    """LED-008: up to ``limit`` envelopes with ``from_seq <= seq <= to_seq``, by seq.
+
+    The same envelopes as :func:`envelope_of` of each row, with the payloads of the page
+    decoded together (:func:`convledger.codec.decode_stored_page`, as the SQLite store's
+    read path): the texts are the canonical ones the store wrote (PGS-003).
+    """
+    found = connection.execute(
+        READ_WINDOW, (key(conversation_id), from_seq, to_seq, limit)).fetchall()
+    payloads = codec.decode_stored_page([str(row[6]).encode("utf-8") for row in found])
+    return [
+        Envelope(int(schema_version), text_of(event_id), text_of(cid), int(seq),
+                 text_of(kind), str(occurred_at), payload, bool(ignorable))
+        for (cid, seq, event_id, kind, schema_version, occurred_at, _, ignorable), payload
+        in zip(found, payloads, strict=True)
+    ]
 
 
 def export_rows(connection: Connection, conversation_id: str) -> list[StoredRow]:
