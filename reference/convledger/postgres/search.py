@@ -127,22 +127,35 @@ def text_words(payload: JsonValue) -> list[str]:
 
 def lexemes(envelope: Envelope) -> list[str]:
     """PGS-062: the distinct folded words of the event's text and its conversation's lexeme."""
+    return _lexemes(envelope.payload, scope_lexeme(envelope.conversation_id))
+
+
+def _lexemes(payload: JsonValue, scope: str) -> list[str]:
+    """The distinct folded words of a payload's text and ``scope``, in no particular order
+    (``array_to_tsvector`` sorts the lexemes of a row and drops repeated ones itself)."""
     # PGS-063: the clear rule is convledger.words.folded_words; the seam may bind a fast cutter
     # a set of words: the order of the strings does not matter
-    found = codec.folded_words(_all_strings(envelope.payload))
-    found.add(scope_lexeme(envelope.conversation_id))
-    return sorted(found)
+    found = codec.folded_words(_all_strings(payload))
+    found.add(scope)
+    return list(found)
 
 
 def insert_words(connection: Connection, envelopes: Iterable[Envelope]) -> None:
-    """PGS-062: one row of ``search_words`` per event, in the caller's transaction."""
-    by_conversation: dict[str, tuple[list[int], list[str]]] = {}
+    """PGS-062: one row of ``search_words`` per event, in the caller's transaction.
+
+    The conversation's lexeme is computed once per conversation of the write, not per event.
+    """
+    by_conversation: dict[str, tuple[str, list[int], list[str]]] = {}
     for envelope in envelopes:
-        seqs, found = by_conversation.setdefault(envelope.conversation_id, ([], []))
-        words = lexemes(envelope)
+        entry = by_conversation.get(envelope.conversation_id)
+        if entry is None:
+            entry = (scope_lexeme(envelope.conversation_id), [], [])
+            by_conversation[envelope.conversation_id] = entry
+        scope, seqs, found = entry
+        words = _lexemes(envelope.payload, scope)
         seqs.extend([envelope.seq] * len(words))
         found.extend(words)
-    for conversation_id, (seqs, found) in by_conversation.items():
+    for conversation_id, (_, seqs, found) in by_conversation.items():
         connection.execute(INSERT_WORDS, (key(conversation_id), seqs, found))
 
 
