@@ -29,6 +29,7 @@ from convledger.postgres import (  # noqa: E402 - after the skip without psycopg
     PostgresStore,
     drop_schema,
     opening,
+    rows,
     schema,
     schema_store_factory,
     transaction,
@@ -123,6 +124,32 @@ def test_identifiers_are_bytea_and_rows_round_trip(make: Callable[..., PostgresS
     assert reopened.export_conversation(cid) == reopened.export_conversation(cid)
     assert reopened.read(cid).items == placed
     reopened.close()
+
+
+def test_pages_and_exports_decode_each_row_as_envelope_of(
+    make: Callable[..., PostgresStore],
+) -> None:
+    """PGS-003, LED-007: a page's payloads decoded together (``codec.decode_stored_page``)
+    are each row's ``rows.envelope_of``, value for value and type for type (1.5 stays a
+    float, 2**53 - 1 an int), in a window of short numbers only and one with long ones."""
+    store = make()
+    cid = "pages\x00ü"
+    values: list[Any] = [
+        "é\x00\u2028", [], {}, {"z": [1, {"y": None}], "a": True}, 1.5, 0, "a" * 3000,
+        [0.25, -7, "\ud7ff"], 2**53 - 1, -(2**53 - 1), 1e-7, {"n": 123456789012345},
+    ]
+    placed = store.append(cid, [draft(f"p{i}", value=value, ignorable=i % 3 == 0)
+                                for i, value in enumerate(values)])
+    with raw(store) as connection:
+        found = connection.execute(rows.READ_WINDOW,
+                                   (rows.key(cid), 1, rows.MAX_SEQ, 100)).fetchall()
+        exported = rows.export_events(connection, cid)
+    each = [rows.envelope_of(row) for row in found]
+    for window in (slice(0, 8), slice(0, len(values))):  # short numbers only, then long ones
+        page = store.read(cid, from_seq=1, limit=window.stop).items
+        assert list(page) == each[window] == list(placed[window])
+        assert repr([e.payload for e in page]) == repr([e.payload for e in each[window]])
+    assert exported == each and repr(exported) == repr(each)
 
 
 def test_the_database_refuses_repeated_event_ids_and_updates(

@@ -176,17 +176,10 @@ def insert_placed(
     return tuple(envelope_of(row) for row in stored)
 
 
-def read_window(
-    connection: Connection, conversation_id: str, from_seq: int, to_seq: int, limit: int
-) -> list[Envelope]:
-    """LED-008: up to ``limit`` envelopes with ``from_seq <= seq <= to_seq``, by seq.
-
-    The same envelopes as :func:`envelope_of` of each row, with the payloads of the page
-    decoded together (:func:`convledger.codec.decode_stored_page`, as the SQLite store's
-    read path): the texts are the canonical ones the store wrote (PGS-003).
-    """
-    found = connection.execute(
-        READ_WINDOW, (key(conversation_id), from_seq, to_seq, limit)).fetchall()
+def envelopes_of(found: Sequence[Sequence[Any]]) -> list[Envelope]:
+    """The envelopes of fetched rows (each as :func:`envelope_of` gives it), with the payloads
+    decoded together by :func:`convledger.codec.decode_stored_page`, as the SQLite store's read
+    path does: the texts are the canonical ones the store wrote (PGS-003)."""
     payloads = codec.decode_stored_page([str(row[6]).encode("utf-8") for row in found])
     return [
         Envelope(int(schema_version), text_of(event_id), text_of(cid), int(seq),
@@ -194,6 +187,14 @@ def read_window(
         for (cid, seq, event_id, kind, schema_version, occurred_at, _, ignorable), payload
         in zip(found, payloads, strict=True)
     ]
+
+
+def read_window(
+    connection: Connection, conversation_id: str, from_seq: int, to_seq: int, limit: int
+) -> list[Envelope]:
+    """LED-008: up to ``limit`` envelopes with ``from_seq <= seq <= to_seq``, by seq."""
+    found = connection.execute(READ_WINDOW, (key(conversation_id), from_seq, to_seq, limit))
+    return envelopes_of(found.fetchall())
 
 
 def export_rows(connection: Connection, conversation_id: str) -> list[StoredRow]:
@@ -204,5 +205,4 @@ def export_rows(connection: Connection, conversation_id: str) -> list[StoredRow]
 
 def export_events(connection: Connection, conversation_id: str) -> list[Envelope]:
     """ARC-001: every envelope of one conversation; the caller holds the snapshot."""
-    found = connection.execute(EXPORT_EVENTS, (key(conversation_id),)).fetchall()
-    return [envelope_of(row) for row in found]
+    return envelopes_of(connection.execute(EXPORT_EVENTS, (key(conversation_id),)).fetchall())
