@@ -10,7 +10,11 @@ on stdout, until stdin ends:
   ...], ...]}``, or ``{"error": text, "placed": ...}`` at the first refusal;
 * ``{"op": "head", "conversation": c}`` answers ``{"head": n}``;
 * ``{"op": "read", "conversation": c}`` answers ``{"events": [[seq, eventId],
-  ...]}``, the whole ledger, page by page.
+  ...]}``, the whole ledger, page by page;
+* ``{"op": "fresh", "write": name, "number": n}`` makes write ``name`` of
+  :data:`~convledger_conformance.ledger.freshness_support.WRITES` (numbered
+  ``n``) and answers ``{"answers": {read: repr, ...}}``, every read the store
+  declares, read right after it here (``every_read_fresh_across_processes``).
 
 Nothing here knows the store's engine: the locator is all it is given.
 """
@@ -23,6 +27,7 @@ import sys
 from convledger.envelope import EventDraft
 from convledger.handles import StoreLocator, open_located
 from convledger.store import LedgerStore
+from convledger_conformance.ledger.freshness_support import WRITE_BY_NAME, shown
 
 STAMP = "2024-05-01T12:00:00.250+02:00"
 
@@ -36,6 +41,9 @@ def worker_draft(event_id: str) -> EventDraft:
 
 def answer(store: LedgerStore, command: dict[str, object]) -> dict[str, object]:
     """The answer to one command."""
+    if command["op"] == "fresh":
+        WRITE_BY_NAME[str(command["write"])](store, int(str(command["number"])))
+        return {"answers": shown(store)}
     conversation = str(command["conversation"])
     if command["op"] == "head":
         return {"head": store.head(conversation)}
