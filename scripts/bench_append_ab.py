@@ -17,6 +17,7 @@ Usage::
 
     git archive main | tar -x -C /tmp/base
     python scripts/bench_append_ab.py --base /tmp/base [--rounds 7] [--calls 20] [--clock cpu]
+        [--peers]
 
 ``--clock cpu`` times each call by its process's CPU time (``time.thread_time``): steady under
 load, but without the commit's wait for the disk, which wall time (the default) includes.
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
@@ -87,6 +89,27 @@ class Worker:
         self.process.wait(timeout=60)
 
 
+def _peers(directory: Path, total: int) -> dict[str, dict[str, Callable[[], object]]]:
+    """The peers' calls per figure (``--peers``): eventsourcing's ``insert_events`` of one
+    draft and of 100, langgraph's ``SqliteSaver.put`` of one, on 1e3-event ledgers of the same
+    events (``convledger_bench.beside``; WAL + ``synchronous=FULL`` set on their connections)."""
+    from convledger_bench.beside import Beside
+    from convledger_bench.peers import build_eventsourcing_file, build_langgraph_file
+
+    build_eventsourcing_file(directory / "eventsourcing.sqlite", 1000)
+    build_langgraph_file(directory / "langgraph.sqlite", 1000)
+    beside = Beside.open(None, directory / "eventsourcing.sqlite",
+                         directory / "langgraph.sqlite")
+    if beside.missing:
+        raise SystemExit(f"--peers: {beside.missing}")
+    found: dict[str, dict[str, Callable[[], object]]] = {}
+    for name, batch in FIGURES.items():
+        if batch:
+            contenders, _ = beside.appends(1000, batch, total, base=10**6 * (2 + batch))
+            found[name] = {who: call for who, call in contenders.items() if who != "minimal"}
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", type=Path, help="the other checkout (required)")
@@ -94,6 +117,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=20, help="calls per figure and round")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="wall time, or each process's CPU time (time.thread_time)")
+    parser.add_argument("--peers", action="store_true",
+                        help="eventsourcing and langgraph too (pip install -e '.[peers]')")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     options = parser.parse_args()
     total = options.rounds * options.calls
@@ -126,36 +151,39 @@ def main() -> None:
         }
 
         timer = time.thread_time if options.clock == "cpu" else time.perf_counter
+        peers = _peers(directory, total) if options.peers else {}
 
-        def run_floor(name: str, number: int) -> float:
+        def run_in_here(who: str, name: str, number: int) -> float:
             started = timer()
-            floors[name][number](ledger)
+            if who == "minimal":
+                floors[name][number](ledger)
+            else:
+                peers[name][who]()  # the peer's calls are taken in turn
             return timer() - started
 
-        contenders = ["base", "this", "minimal"]
-        ratios: dict[str, dict[str, list[float]]] = {
-            name: {"this vs minimal": [], "base vs minimal": [], "this over base": []}
-            for name in FIGURES
-        }
-        medians: dict[str, dict[str, list[float]]] = {
-            name: {who: [] for who in contenders} for name in FIGURES
-        }
+        ratios: dict[str, dict[str, list[float]]] = {name: {} for name in FIGURES}
+        medians: dict[str, dict[str, list[float]]] = {name: {} for name in FIGURES}
         for number in range(options.rounds):
             for figure in FIGURES:
-                order = contenders[number % 3:] + contenders[:number % 3]
+                contenders = ["base", "this", "minimal", *sorted(peers.get(figure, {}))]
+                shift = number % len(contenders)
+                order = contenders[shift:] + contenders[:shift]
                 times: dict[str, list[float]] = {who: [] for who in contenders}
                 for call in range(options.calls):
                     index = number * options.calls + call
                     for who in order:
-                        seconds = (run_floor(figure, index) if who == "minimal"
-                                   else workers[who].call(figure, index))
+                        seconds = (workers[who].call(figure, index) if who in workers
+                                   else run_in_here(who, figure, index))
                         times[who].append(seconds)
                 median = {who: statistics.median(values) for who, values in times.items()}
                 for who in contenders:
-                    medians[figure][who].append(median[who] * 1e6)
-                ratios[figure]["this vs minimal"].append(median["minimal"] / median["this"])
-                ratios[figure]["base vs minimal"].append(median["minimal"] / median["base"])
-                ratios[figure]["this over base"].append(median["base"] / median["this"])
+                    medians[figure].setdefault(who, []).append(median[who] * 1e6)
+                for who in contenders[2:]:
+                    for mine in ("this", "base"):
+                        ratios[figure].setdefault(f"{mine} vs {who}", []).append(
+                            median[who] / median[mine])
+                ratios[figure].setdefault("this over base", []).append(
+                    median["base"] / median["this"])
         for worker_process in workers.values():
             worker_process.close()
         ledger.close()
