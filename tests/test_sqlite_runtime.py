@@ -603,3 +603,63 @@ def test_transitions_continue_on_migrated_conversations(tmp_path: Path) -> None:
             target.import_conversation(archive)  # TRN-104: the ledger rebuilds the rows
     finally:
         store.close()
+
+
+def test_head_swap_from_a_stale_read_is_refused_by_the_row_it_writes(path: Path) -> None:
+    """SQL-053: a swap decided from a read that no longer holds writes nothing: the update
+    at the read version gives back no row (RETURNING), never a row count, and is refused."""
+    open_store(path).close()
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        sql_runtime.swap_head(connection, HeadWrite(Head("c", 1), 0), AT, read=(None,))
+        sql_runtime.swap_head(connection, HeadWrite(Head("c", 2), 1), AT, read=(1,))
+        with pytest.raises(ConflictError) as caught:  # the caller's read says 1; the row is 2
+            sql_runtime.swap_head(connection, HeadWrite(Head("c", 2), 1), AT, read=(1,))
+        assert caught.value.actual == 2
+        assert connection.execute("SELECT version FROM heads").fetchall() == [(2,)]
+        connection.execute("ROLLBACK")
+    finally:
+        connection.close()
+
+
+def test_stored_records_decode_strictly_unless_canonical(store: SqliteStore, path: Path) -> None:
+    """SQL-054: a record read back is decoded by the fast decoder only when its text is
+    canonical; other text is decoded strictly: white space is read, a repeated member is
+    refused with kind integrity."""
+    played(store)
+    expected = store.load_run("c1", "r7")
+    connection = sqlite3.connect(path, isolation_level=None)
+    (text,) = connection.execute("SELECT record FROM runs WHERE run_id = 'r7'").fetchone()
+    spaced = text.replace(",", ", ")
+    connection.execute("UPDATE runs SET record = ? WHERE run_id = 'r7'", (spaced,))
+    assert store.load_run("c1", "r7") == expected
+    repeated = text[:-1] + ',"runId":"r7"}'
+    connection.execute("UPDATE runs SET record = ? WHERE run_id = 'r7'", (repeated,))
+    connection.close()
+    with pytest.raises(IntegrityError):
+        store.load_run("c1", "r7")
+
+
+def test_a_transition_reads_the_tombstone_and_the_head_once(path: Path) -> None:
+    """SQL-052, SQL-053: an applied transition reads the tombstone once before it decides (the
+    append's read asks it again in the same statement as the head), decides its swap from the
+    heads row its view read, and proves it by the row the write gives back: no second read of
+    ``heads`` and no eventId lookup."""
+    log: list[str] = []
+
+    class Counting(sqlite3.Connection):
+        def execute(self, sql: str, parameters: object = (), /) -> sqlite3.Cursor:
+            log.append(sql)
+            return super().execute(sql, parameters)  # type: ignore[arg-type]
+
+    store = open_store(path, connection_factory=Counting)
+    try:
+        log.clear()
+        Driver(store, "c1").accept(1)  # type: ignore[arg-type]
+        assert log.count(RUNTIME_READS["purged"]) == 1
+        assert log.count(RUNTIME_READS["head_version"]) == 1
+        assert RUNTIME_READS["head"] not in log
+        assert not [sql for sql in log if sql.startswith("SELECT 1 FROM events")]
+    finally:
+        store.close()

@@ -26,6 +26,7 @@ from convledger.sqlite import (
 from convledger.sqlite.faults import FaultingConnection
 from convledger.sqlite.fixtures import query_plan, scans_events
 from convledger.sqlite.rows import (
+    APPEND_STATE,
     INSERT_EVENT,
     INSERT_SEARCH_ROW,
     LEDGER_READS,
@@ -379,3 +380,81 @@ def test_connection_factory_makes_the_connection_and_survives_reopen(tmp_path: P
     # FLT-001: the store's connection is of a subclass of Counting that adds the fault seam.
     assert [isinstance(connection, Counting) for connection in made] == [True, True]
     assert [isinstance(connection, FaultingConnection) for connection in made] == [True, True]
+
+
+# -- the append's statements (issue 18: no round trip the promises do not need) ---------------
+
+
+class _Counting(sqlite3.Connection):
+    """A connection that records every statement the store runs through it, unchanged."""
+
+    log: list[str]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.log = []
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        self.log.append(sql)
+        return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        self.log.append(sql)
+        return super().executemany(sql, parameters)
+
+
+def _counting_store(path: Path) -> tuple[SqliteStore, list[str]]:
+    seen: list[_Counting] = []
+    opened = SqliteStore(path, connection_factory=_Counting,
+                         connection_hook=lambda c: seen.append(c))  # type: ignore[arg-type]
+    seen[0].log.clear()
+    return opened, seen[0].log
+
+
+def test_append_runs_one_read_two_inserts_and_its_commit(tmp_path: Path) -> None:
+    """SQL-040, SQL-052, SQL-067, SQL-070: a single append and a batch run BEGIN IMMEDIATE, one
+    read (tombstone, head, next index rowid), the events' and the index rows' inserts and
+    COMMIT; no eventId lookup (the unique index refuses a stored one, SQL-004)."""
+    store, log = _counting_store(tmp_path / "ledger.sqlite")
+    expected = ["BEGIN IMMEDIATE", APPEND_STATE, INSERT_EVENT, INSERT_SEARCH_ROW, "COMMIT"]
+    store.append("c", [draft("e1")])
+    assert log == expected
+    log.clear()
+    store.append("c", [draft(f"b{number}") for number in range(100)])
+    assert log == expected
+    store.close()
+
+
+def test_stored_event_id_inside_a_batch_is_named_and_nothing_is_kept(store: SqliteStore) -> None:
+    """LED-003, LED-004: a batch whose third eventId is stored is refused naming it, and a
+    caller that catches the refusal inside a write transaction keeps nothing of the batch
+    (the rows inserted before the refused one are removed with it)."""
+    store.append("other", [draft("taken")])
+    with store.write_transaction() as handle:
+        with pytest.raises(DuplicateError) as caught:
+            handle.append("c", [draft("new-1"), draft("new-2"), draft("taken"), draft("new-4")])
+        assert caught.value.identity == "taken"
+        assert handle.head("c") == 0
+        handle.append("c", [draft("after")])
+    assert [e.event_id for e in store.read("c").items] == ["after"]
+    connection = raw(store)
+    index_rows = connection.execute("SELECT conversation_id, seq FROM events_fts").fetchall()
+    connection.close()
+    assert sorted(index_rows) == [("c", 1), ("other", 1)]
+
+
+def test_stored_event_id_comes_before_a_live_spill_reference(store: SqliteStore) -> None:
+    """ERR-010: a stored eventId (step 5) is answered before a spill event naming a live
+    object (step 6): a batch holding a spill event still looks its eventIds up first."""
+    store.put_spill("c", b"abc", media_type="text/plain",
+                    operation={"operationId": "op", "authorization": {"who": "u"}},
+                    reference="r", event_id="spill-event", occurred_at="2024-01-01T00:00:00Z")
+    store.append("c", [draft("taken")])
+    forged = draft("forged", kind="spill/deleted", payload={"reference": "r", "bytes": 3})
+    with pytest.raises(DuplicateError) as caught:
+        store.append("c", [forged, draft("taken")])
+    assert caught.value.identity == "taken"
+    with pytest.raises(LedgerError) as refused:
+        store.append("c", [forged])
+    assert refused.value.requirement == "SPL-008"
+    assert store.head("c") == 2

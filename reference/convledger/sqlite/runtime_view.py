@@ -106,11 +106,14 @@ EXPORT_READS = {
 
 INSERT_HEAD = (
     "INSERT INTO heads (conversation_id, version, updated_at, record) VALUES (?, ?, ?, ?)"
+    " RETURNING version, record"
 )
 UPDATE_HEAD = (
     "UPDATE heads SET version = ?, updated_at = ?, record = ?"
-    " WHERE conversation_id = ? AND version = ?"
+    " WHERE conversation_id = ? AND version = ? RETURNING version, record"
 )
+"""SQL-053: the head's writes give back the row as written (``RETURNING``), which proves the
+compare-and-swap without reading the row again and without a row count."""
 UPSERT_RUN = (
     "INSERT INTO runs (conversation_id, run_id, ordinal, state, updated_at, record)"
     " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (conversation_id, run_id) DO UPDATE SET"
@@ -166,8 +169,14 @@ def parse_record(text: object, parse: Callable[[object], _R], where: str) -> _R:
     """A stored ``record`` column as its TRN record; IntegrityError when it is not one."""
     if not isinstance(text, str):
         raise IntegrityError(f"{where}: record is not text", requirement="SQL-054")
+    data = text.encode("utf-8")
+    # The store wrote the record as canonical text (SQL-054): the fast decoder's value, when
+    # it proves the text canonical, is the strict decoder's (codec.decode_canonical); any
+    # other text is decoded strictly, which reports what is wrong.
+    value = codec.decode_canonical(data)
     try:
-        value = canonical.decode(text.encode("utf-8"))
+        if value is None:
+            value = canonical.decode(data)
     except LedgerError as error:
         raise IntegrityError(
             f"{where}: record is not JSON ({error.message})", requirement="SQL-054"
@@ -185,6 +194,10 @@ class SqlRuntimeView:
     def __init__(self, connection: sqlite3.Connection, conversation_id: str) -> None:
         self._connection = connection
         self._conversation_id = conversation_id
+        self.head_read: tuple[int | None] | None = None
+        """After :meth:`head`: the ``version`` column of the ``heads`` row it read in the
+        caller's transaction, or ``(None,)`` when there was no row; None before it was read. A
+        transition's compare-and-swap is decided from it (SQL-053) without a second read."""
 
     def _one(self, sql: str, parse: Callable[[object], _R], *args: object) -> _R | None:
         found = self._connection.execute(sql, (self._conversation_id, *args)).fetchone()
@@ -199,8 +212,13 @@ class SqlRuntimeView:
         return 0 if found is None or found[0] is None else int(found[0])
 
     def head(self) -> Head | None:
-        """The head, or None before the first applied transition."""
-        return self._one(HEAD, Head.from_json)
+        """The head, or None before the first applied transition (keeps :attr:`head_read`)."""
+        found = self._connection.execute(HEAD_VERSION, (self._conversation_id,)).fetchone()
+        if found is None:
+            self.head_read = (None,)
+            return None
+        self.head_read = (int(found[0]),)
+        return parse_record(found[1], Head.from_json, "runtime row")
 
     def run(self, run_id: str) -> Run | None:
         """The run of this conversation with ``run_id`` (primary key)."""

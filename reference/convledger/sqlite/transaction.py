@@ -25,6 +25,8 @@ from convledger.runtime.companion import companions_for
 from convledger.runtime.state import RUNTIME_KINDS
 from convledger.spills.companion import COMPANION as SPILLS
 from convledger.spills.companion import parse_spills
+from convledger.spills.objects import CREATED as SPILL_CREATED
+from convledger.spills.objects import DELETED as SPILL_DELETED
 from convledger.spills.objects import SpillMetadata
 from convledger.sqlite import companions as side
 from convledger.sqlite import rows, runtime, runtime_view
@@ -36,6 +38,9 @@ from convledger.store import (
     companions_of,
     validated_batch,
 )
+
+SPILL_KINDS = frozenset({SPILL_CREATED, SPILL_DELETED})
+"""The kinds whose append SPL-008 checks against the stored spills (after LED-003, ERR-010)."""
 
 _TRANSACTION_CONTROL = re.compile(r"\s*(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b", re.I)
 
@@ -86,28 +91,49 @@ def append_checked(
 ) -> tuple[Envelope, ...]:
     """LED-002 .. LED-005 inside a write transaction: check, place at head+1.., insert.
 
-    The tombstone is read first, inside the transaction (SQL-052).
+    One statement reads the tombstone (SQL-052), the head and the first free
+    rowid of the index (:data:`~convledger.sqlite.rows.APPEND_STATE`); the
+    refusals keep the order of ERR-010 (purged, conflict, a stored eventId, a
+    live spill). A stored eventId is refused by the unique index
+    ``events_by_event_id`` itself (SQL-004) when the insert runs, not by a
+    lookup of every eventId before it: only a batch holding a ``spill/*``
+    event looks them up first, since its SPL-008 check comes after (ERR-010).
     """
-    runtime.refuse_purged(connection, conversation_id)
-    head = rows.head_of(connection, conversation_id)
+    purged, head, first_rowid = rows.append_state(connection, conversation_id)
+    if purged:
+        runtime.refuse_purged(connection, conversation_id)  # raises, naming TRN-092
     if expected_head is not None and expected_head != head:
         raise ConflictError(
             f"expected head {expected_head}, the ledger is at {head}",
             requirement="LED-005",
             actual=head,  # ERR-005: the head the store actually holds
         )
-    stored = rows.first_stored_event_id(connection, (draft.event_id for draft in drafts))
-    if stored is not None:
-        raise DuplicateError(
-            f"eventId {stored!r} already exists", requirement="LED-003", identity=stored
-        )
-    side.refuse_live_spill_events(connection, conversation_id, drafts)
+    if any(draft.kind in SPILL_KINDS for draft in drafts):
+        _refuse_stored_event_id(connection, drafts)
+        side.refuse_live_spill_events(connection, conversation_id, drafts)
     # LED-002: seqs are head+1.., in the order of the drafts.
     placed = tuple(
         Envelope.from_draft(draft, conversation_id, head + offset)
         for offset, draft in enumerate(drafts, start=1)
     )
-    return rows.insert_placed(connection, placed, detached_payloads(drafts))
+    try:
+        return rows.insert_placed(connection, placed, detached_payloads(drafts), first_rowid)
+    except sqlite3.IntegrityError:
+        # The events of the batch before the refused one are in the transaction: delete them
+        # (they have no index row yet), so a caller that catches the refusal inside a
+        # write_transaction scope keeps nothing of the batch (LED-004), then name the eventId.
+        connection.execute(rows.DELETE_AFTER, (conversation_id, head))
+        _refuse_stored_event_id(connection, drafts)
+        raise  # not an eventId: the driver boundary types it (SQL-004)
+
+
+def _refuse_stored_event_id(connection: sqlite3.Connection, drafts: Sequence[EventDraft]) -> None:
+    """LED-003: refuse the batch naming the first of its eventIds stored anywhere."""
+    stored = rows.first_stored_event_id(connection, (draft.event_id for draft in drafts))
+    if stored is not None:
+        raise DuplicateError(
+            f"eventId {stored!r} already exists", requirement="LED-003", identity=stored
+        )
 
 
 def append_event(
