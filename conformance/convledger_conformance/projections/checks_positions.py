@@ -11,7 +11,6 @@ boundary the caller chooses. Every expected state is computed here.
 
 from __future__ import annotations
 
-import json
 from functools import partial
 from typing import Final
 
@@ -19,6 +18,7 @@ from convledger import canonical
 from convledger.envelope import EventDraft
 from convledger.interface import require
 from convledger.store import LedgerStore
+from convledger_conformance.ledger.checks_positions import with_companions
 from convledger_conformance.projections.checks import PRJ
 from convledger_conformance.projections.model import counting
 from convledger_conformance.registry import CheckContext, check
@@ -143,13 +143,12 @@ def check_checkpoints_at_every_position(ctx: CheckContext) -> None:
         stale = {"one short at the page edge": ("ckpt.edge", 1000, _counted(999)),
                  "one past the last event": ("ckpt.last", LENGTH + 1, _counted(LENGTH + 1))}
         for what, (name, upto, state) in stale.items():
-            changed = json.loads(data)
-            for item in changed["companions"]["projections"]:
-                if item["name"] == name:
-                    item.update(uptoSeq=upto, state=state)
+            changed = [dict(item, uptoSeq=upto, state=state) if item["name"] == name else item
+                       for item in expected]
             with fresh_store(ctx) as target:
                 t = require(target, PRJ)
-                refused(partial(t.import_conversation, canonical.encode(changed),
+                refused(partial(t.import_conversation,
+                                with_companions(data, {"projections": changed}),
                                 projections=definitions), "integrity", "PRJ-042",
                         f"import of {where}, whose {name!r} claims uptoSeq {upto} with the "
                         f"state of {state['count']} events ({what})", store=target,

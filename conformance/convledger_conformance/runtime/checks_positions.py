@@ -24,7 +24,8 @@ from convledger.memory import MemoryStore
 from convledger.runtime import Operation, Terminal
 from convledger.runtime.companion import COMPANION
 from convledger.store import Capability, LedgerStore
-from convledger_conformance.ledger.model import read_whole
+from convledger_conformance.ledger.checks_positions import with_companions
+from convledger_conformance.ledger.model import archive_bytes, read_whole
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.runtime.checks_transitions import TRANSITIONS, Driver, fence_of
 from convledger_conformance.support import (
@@ -160,17 +161,12 @@ def _baseline_archive(conversation: str) -> tuple[bytes, dict[str, Any], object]
     return canonical.encode(document), document, snapshot
 
 
-def _late_baseline(document: dict[str, Any], seq: int, length: int) -> bytes:
-    """``document``'s baseline moved to ``seq`` among ordinary events 1..``length``."""
-    conversation = document["conversationId"]
-    baseline = document["events"][0]
-    events = [{"schemaVersion": 1, "eventId": f"{conversation}-plain-{n}",
-               "conversationId": conversation, "seq": n, "kind": "state/set",
-               "occurredAt": STAMP,
-               "payload": {"name": "slot", "version": 1, "value": n, "actor": "conformance"}}
-              for n in range(1, length + 1) if n != seq]
-    events.insert(seq - 1, {**baseline, "seq": seq})
-    return canonical.encode({**document, "events": events})
+def _late_baseline(document: dict[str, Any], seq: int, plain: list[bytes]) -> bytes:
+    """``document``'s baseline at ``seq`` in place of the ordinary event there of ``plain``."""
+    events = list(plain)
+    events[seq - 1] = canonical.encode({**document["events"][0], "seq": seq})
+    return with_companions(archive_bytes(document["conversationId"], events),
+                           document["companions"])
 
 
 @check(*BASELINE_IDS, capability=TRANSITIONS)
@@ -210,8 +206,14 @@ def check_baselines_at_every_position(ctx: CheckContext) -> None:
             if mine != theirs:
                 fail("TRN-101", f"after the import of {where} the snapshot differs: "
                                 f"expected {mine!r:.300}, got {theirs!r:.300}")
-        for seq, length in ((PAGE_EDGE, PAGE_EDGE + 1), (PAGE_EDGE + 1, PAGE_EDGE + 1)):
-            late = _late_baseline(document, seq, length)
+        length = PAGE_EDGE + 1
+        plain = [canonical.encode({
+            "schemaVersion": 1, "eventId": f"bl-plain-{n}", "conversationId": "bl", "seq": n,
+            "kind": "state/set", "occurredAt": STAMP,
+            "payload": {"name": "slot", "version": 1, "value": n, "actor": "conformance"}})
+            for n in range(1, length + 1)]
+        for seq in (PAGE_EDGE, PAGE_EDGE + 1):  # the last of the first page; of the ledger
+            late = _late_baseline(document, seq, plain)
             with fresh_store(ctx) as target:
                 refused(partial(target.import_conversation, late), "integrity", "TRN-100",
                         f"import of an archive of {length} events whose runtime/baseline is at "
