@@ -1,31 +1,57 @@
-"""The positions gallery: catch-ups that mishandle an event by its position (issue 20).
+"""The positions gallery: stores that mishandle a special event by its position (issue 20).
 
-Each class has exactly ONE bug in how its catch-up reads or gates the events
-of a ledger, visible only when a special event is at the first or last seq or
-an event sits just past a page: it is MemoryStore's own ``_catch_up`` with one
-changed line. ``special_events_at_every_position`` must kill each; the fold
-checks, which keep special events in the middle of short ledgers, pass them.
+Each class has exactly ONE bug, visible only when a special event (an unknown
+or ignorable one, a transition, a baseline, a spill, a checkpoint's last
+folded event) is at the first or last seq of a ledger or on a page edge of
+1000: MemoryStore's own catch-up, read, import or purge with one changed line,
+or MemoryStore's import with a second check of a companion done the store's own
+(wrong) way before the reference's (the ``_decoded`` stores: they see only
+input the reference would import, so that nothing else differs). Each is killed
+by the positions check of its chapter and passes the rest of the suite at
+``smoke`` (``tests/test_gallery_positions.py`` runs the focused checks of its
+ids without the positions check); ``DropsATrailingUnknownOnImport`` is caught by
+the ledger state machine, whose strategy puts an unknown envelope last.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
-from convledger import canonical
-from convledger.envelope import Envelope, copied, from_wire
+from convledger import canonical, limits
+from convledger.archive import Archive, decode_archive
+from convledger.envelope import Envelope, copied
 from convledger.errors import IntegrityError, LedgerError
+from convledger.kinds import KindRegistry
 from convledger.memory import MemoryStore, _stored
+from convledger.projections.companion import COMPANION as PROJECTIONS
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
-from convledger.projections.fold import PAGE, advance
+from convledger.projections.fold import PAGE, advance, fold_upto
 from convledger.projections.operations import should_store
 from convledger.runtime.companion import COMPANION
 from convledger.runtime.state import RuntimeState, comparable, rebuild
+from convledger.spills.bundle import decode_bundle
+from convledger.spills.companion import COMPANION as SPILLS
 from convledger.store_interface import ImportReport
 from galleries import BrokenStore, broken
+
+
+def _decoded(data: object, decode: Callable[[bytes, KindRegistry], Archive],
+             registry: KindRegistry) -> Archive | None:
+    """The archive (or bundle) as the reference decodes it, or None when it refuses it.
+
+    The broken stores' own checks run only on input the reference would import, so that their
+    one bug is the one their docstring names: anything else is refused by the reference as it
+    would be (LIM-006 before decoding, never a raw exception, ERR-006).
+    """
+    if not isinstance(data, bytes):
+        return None
+    with contextlib.suppress(LedgerError):
+        limits.check_archive(data, "archive")
+        return decode(data, registry)
+    return None
 
 
 class _ChecksTheCompanionItsOwnWay(MemoryStore):
@@ -39,23 +65,22 @@ class _ChecksTheCompanionItsOwnWay(MemoryStore):
     def _folded(self, events: Sequence[Envelope]) -> Sequence[Envelope]:
         return events
 
-    def import_conversation(self, archive: bytes) -> ImportReport:
-        document = json.loads(archive) if isinstance(archive, bytes) else None
-        runtime = document.get("companions", {}).get(COMPANION) if isinstance(
-            document, dict) and isinstance(document.get("companions"), dict) else None
-        if runtime is not None:
-            cid = document["conversationId"]  # type: ignore[index]
-            events = [from_wire(item) for item in document["events"]]  # type: ignore[index]
+    def import_conversation(self, archive: bytes, *,
+                            projections: Sequence[ProjectionDefinition] = ()) -> ImportReport:
+        decoded = _decoded(archive, decode_archive, self._registry)
+        runtime = decoded.companions.get(COMPANION) if decoded is not None else None
+        if decoded is not None and runtime is not None:
+            cid = decoded.conversation_id
             differs = False
             with contextlib.suppress(LedgerError):  # other faults: the reference refuses them
                 stored = RuntimeState.from_json(cid, runtime)
-                folded = rebuild(cid, self._folded(events))
+                folded = rebuild(cid, self._folded(decoded.events))
                 differs = canonical.encode(comparable(stored)) != canonical.encode(
                     comparable(folded))
             if differs:
                 raise IntegrityError("the runtime companion differs from the state its "
                                      "ledger rebuilds", requirement="TRN-104")
-        return super().import_conversation(archive)
+        return super().import_conversation(archive, projections=projections)
 
 
 class FoldStopsBeforeTheLastEvent(_ChecksTheCompanionItsOwnWay):
@@ -72,6 +97,16 @@ class FoldSkipsTheFirstOfTheSecondPage(_ChecksTheCompanionItsOwnWay):
 
     def _folded(self, events: Sequence[Envelope]) -> Sequence[Envelope]:
         return [*events[:PAGE], *events[PAGE + 1:]]
+
+
+class FoldPassesOverABaselineAlone(_ChecksTheCompanionItsOwnWay):
+    """TRN-100: the import's fold looks for runtime history by its ``runtime/transition``
+    events (a baseline taken only as the start of one): a migrated conversation whose one
+    event, first and last, is its baseline folds to no records, and its true companion is
+    refused with integrity."""
+
+    def _folded(self, events: Sequence[Envelope]) -> Sequence[Envelope]:
+        return events if any(e.kind == "runtime/transition" for e in events) else []
 
 
 class _ReadsItsOwnWay(MemoryStore):
@@ -132,6 +167,37 @@ class FoldsAnIgnorableFirstEvent(_ReadsItsOwnWay):
         return attrs.evolve(definition, kinds=definition.kinds | {first})
 
 
+class DropsUnknownsAtTheStartOfALaterPage(MemoryStore):
+    """RPL-005: a read from the first seq of a later page of 1000 (1001, 2001, ...) leaves out
+    the ignorable envelopes of unregistered pairs at its start, as a reader that "resumes
+    after the last event it understood" would: a bounded read must not drop unknown ones."""
+
+    def _read(
+        self, conversation_id: str, from_seq: int, to_seq: int | None, limit: int
+    ) -> Sequence[Envelope]:
+        window = list(super()._read(conversation_id, from_seq, to_seq, limit))
+        if from_seq > PAGE and from_seq % PAGE == 1:
+            while window and window[0].ignorable and not self._registry.knows(
+                    window[0].kind, window[0].schema_version):
+                window.pop(0)
+        return window
+
+
+class DropsATrailingUnknownOnImport(MemoryStore):
+    """KND-004: the import leaves out the last envelope of an archive when it is an ignorable
+    one of an unregistered pair (as trailing padding), so the ledger ends one short. Only a
+    ledger ending in such an envelope shows it: the ledger machine's ``import_ignorable`` puts
+    one last since issue 20 (before, only when its unknown envelopes outnumbered the others)."""
+
+    def _import(self, archive: Archive) -> None:
+        super()._import(archive)
+        last = archive.events[-1]
+        if len(archive.events) > 1 and last.ignorable and not self._registry.knows(
+                last.kind, last.schema_version):
+            with self._lock:
+                self._ledgers[archive.conversation_id].pop()
+
+
 class PurgesAllButTheLastPage(MemoryStore):
     """TRN-094: the purge deletes in pages of 1000 and stops before a partial last page: the
     events from seq 1001 on stay readable (``while remaining > PAGE``, not ``>= 1``)."""
@@ -146,6 +212,57 @@ class PurgesAllButTheLastPage(MemoryStore):
         return done
 
 
+class FindsACreatedSeqOnAPageEdgeOnePageLate(MemoryStore):
+    """SPL-043: the import looks up each ``spills`` entry's ``spill/created`` event in pages of
+    1000, page ``seq // PAGE`` at index ``seq % PAGE - 1`` (``(seq - 1) // PAGE`` is right):
+    an entry created at seq 1000 is compared with the last event of the second page, so a valid
+    bundle with a spill created at the last seq of a page is refused with integrity."""
+
+    def import_bundle(self, bundle: bytes, *,
+                      projections: Sequence[ProjectionDefinition] = ()) -> ImportReport:
+        decoded = _decoded(bundle, decode_bundle, self._registry)
+        entries = decoded.companions.get(SPILLS) if decoded is not None else None
+        if decoded is not None and isinstance(entries, list):
+            pages = [decoded.events[start:start + PAGE]
+                     for start in range(0, len(decoded.events), PAGE)]
+            for entry in entries:
+                seq = entry["createdSeq"]
+                page = pages[seq // PAGE] if seq // PAGE < len(pages) else []
+                found = page[seq % PAGE - 1] if page else None
+                payload = found.payload if found is not None else None
+                if not isinstance(payload, dict) or payload.get("reference") != entry["reference"]:
+                    raise IntegrityError(f"spill {entry!r:.80} is not created at seq {seq}",
+                                         requirement="SPL-043")
+        return super().import_bundle(bundle, projections=projections)
+
+
+class FoldsACheckpointOneShortOfAPageEdge(MemoryStore):
+    """PRJ-042: the import folds each checkpoint's events 1..uptoSeq in pages of 1000 and reads
+    the last page with ``limit = upto_seq % PAGE or PAGE - 1`` (``or PAGE`` is right): a valid
+    checkpoint whose uptoSeq is 1000 is compared with the fold of 999 events and refused."""
+
+    def import_conversation(self, archive: bytes, *,
+                            projections: Sequence[ProjectionDefinition] = ()) -> ImportReport:
+        decoded = _decoded(archive, decode_archive, self._registry)
+        listed = decoded.companions.get(PROJECTIONS) if decoded is not None else None
+        given = projections if isinstance(projections, list | tuple) else ()
+        known = {d.name: d for d in given if isinstance(d, ProjectionDefinition)}
+        if decoded is not None and isinstance(listed, list):
+            for item in listed:
+                upto = item["uptoSeq"]
+                definition = known.get(item["name"])
+                if definition is None or not isinstance(upto, int) or not upto or upto % PAGE:
+                    continue
+                differs = False
+                with contextlib.suppress(LedgerError):  # a fold that fails: the reference's
+                    short = fold_upto(definition, self._registry, decoded.events, upto - 1)
+                    differs = canonical.encode(short) != canonical.encode(item["state"])
+                if differs:
+                    raise IntegrityError(f"checkpoint {item['name']!r} differs from the fold "
+                                         f"of events 1..{upto}", requirement="PRJ-042")
+        return super().import_conversation(archive, projections=projections)
+
+
 BROKEN: tuple[BrokenStore, ...] = (
     broken("positions", LosesTheEventAfterAPage, "PRJ-011"),
     broken("positions", StopsBeforeTrailingIgnorables, "PRJ-030"),
@@ -153,4 +270,10 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("positions", FoldStopsBeforeTheLastEvent, "TRN-104"),
     broken("positions", FoldSkipsTheFirstOfTheSecondPage, "TRN-104"),
     broken("positions", PurgesAllButTheLastPage, "TRN-094"),
+    broken("positions", DropsUnknownsAtTheStartOfALaterPage, "RPL-005"),
+    broken("positions", DropsATrailingUnknownOnImport, "KND-004",
+           checks=("ledger_state_machine",)),
+    broken("positions", FoldPassesOverABaselineAlone, "TRN-104"),
+    broken("positions", FindsACreatedSeqOnAPageEdgeOnePageLate, "SPL-043"),
+    broken("positions", FoldsACheckpointOneShortOfAPageEdge, "PRJ-042"),
 )

@@ -111,13 +111,19 @@ class LedgerArchiveRules(LedgerMachineCore):
         conversation=gen.identifiers(),
         drafts=gen.draft_batches(min_size=0),
         unknown=st.lists(_UNKNOWN_EVENTS, min_size=1, max_size=3, unique_by=lambda item: item[0]),
+        last=st.booleans(),
     )
     def import_ignorable(
-        self, conversation: str, drafts: list[EventDraft], unknown: list[UnknownEvent]
+        self, conversation: str, drafts: list[EventDraft], unknown: list[UnknownEvent],
+        last: bool,
     ) -> str:
-        """KND-004, RPL-002: unknown ignorable envelopes import and re-export byte for byte."""
+        """KND-004, RPL-002: unknown ignorable envelopes import and re-export byte for byte.
+
+        One stands at seq 1; with ``last`` one also stands at the last seq (issue 20).
+        """
         self.known.add(conversation)
-        self._import(arc.archive_of_wires(conversation, _mixed(conversation, drafts, unknown)),
+        self._import(arc.archive_of_wires(conversation,
+                                          _mixed(conversation, drafts, unknown, last=last)),
                      [conversation])
         return conversation
 
@@ -126,7 +132,7 @@ class LedgerArchiveRules(LedgerMachineCore):
         conversation=gen.identifiers(),
         drafts=gen.draft_batches(),
         unknown=st.lists(_UNKNOWN_EVENTS, max_size=1),
-        position=st.integers(0, 4),
+        position=st.integers(-1, 4),
         member=st.sampled_from(sorted(knd.IGNORABLE_MEMBERS)),
     )
     def import_ignorable_member(
@@ -139,8 +145,9 @@ class LedgerArchiveRules(LedgerMachineCore):
     ) -> str:
         """ENV-010: an archived ``ignorable`` is ``true`` or absent; any other value is refused.
 
-        One envelope's member is changed to ``member``; without ``true``, an
-        envelope of an unregistered pair is refused by the replay gate (RPL-003).
+        One envelope's member is changed to ``member`` (``position`` -1: the last one, issue
+        20); without ``true``, an envelope of an unregistered pair is refused by the replay gate
+        (RPL-003).
         """
         mixed = _mixed(conversation, drafts, unknown)
         knd.IGNORABLE_MEMBERS[member](mixed[position % len(mixed)])
@@ -183,9 +190,14 @@ class LedgerArchiveRules(LedgerMachineCore):
 
 
 def _mixed(
-    conversation: str, drafts: list[EventDraft], unknown: list[UnknownEvent]
+    conversation: str, drafts: list[EventDraft], unknown: list[UnknownEvent], *,
+    last: bool = False,
 ) -> list[dict[str, object]]:
-    """Wire envelopes of ``unknown`` (ignorable) and ``drafts`` alternating, at seqs 1..n."""
+    """Wire envelopes of ``unknown`` (ignorable) and ``drafts`` alternating, at seqs 1..n.
+
+    The first is one of ``unknown``; with ``last``, the last of ``unknown`` goes to the end, so
+    that an unknown envelope also stands at the last seq (with two or more, at both ends).
+    """
     wires: list[dict[str, object]] = [
         {"schemaVersion": version, "eventId": event_id, "conversationId": conversation,
          "seq": 0, "kind": kind, "occurredAt": stamp, "payload": payload, "ignorable": True}
@@ -194,6 +206,8 @@ def _mixed(
     known = arc.placed(conversation, drafts)
     mixed = [w for pair in zip(wires, known, strict=False) for w in pair]
     mixed += wires[len(known):] + known[len(wires):]
+    if last:
+        mixed = [wire for wire in mixed if wire is not wires[-1]] + [wires[-1]]
     for seq, wire in enumerate(mixed, start=1):
         wire["seq"] = seq
     return mixed

@@ -20,12 +20,16 @@ from typing import Any, Final
 
 from convledger import canonical
 from convledger.interface import require
-from convledger.runtime import Terminal
+from convledger.memory import MemoryStore
+from convledger.runtime import Operation, Terminal
+from convledger.runtime.companion import COMPANION
 from convledger.store import Capability, LedgerStore
-from convledger_conformance.ledger.model import read_whole
+from convledger_conformance.ledger.checks_positions import with_companions
+from convledger_conformance.ledger.model import archive_bytes, read_whole
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.runtime.checks_transitions import TRANSITIONS, Driver, fence_of
 from convledger_conformance.support import (
+    STAMP,
     accepted,
     draft,
     expect_same_bytes,
@@ -37,6 +41,7 @@ from convledger_conformance.support import (
 )
 
 IDS: Final = ("TRN-100", "TRN-101", "TRN-104", "TRN-106")
+BASELINE_IDS: Final = ("TRN-100", "TRN-101", "TRN-103", "TRN-104", "TRN-106")
 PURGE_IDS: Final = ("TRN-093", "TRN-094")
 PAGE_EDGE: Final = 1000
 """The transition events stand at seq 1, at PAGE_EDGE and PAGE_EDGE + 1, and last."""
@@ -128,5 +133,91 @@ def check_purge_at_every_position(ctx: CheckContext) -> None:
                 f"export {where}")
         if ledger_bytes(store, "kept") != kept:
             fail("TRN-093", f"the purge of {PAGE_EDGE + 1} events changed another conversation")
+
+    run_once(ctx, body)
+
+
+def _baseline_archive(conversation: str) -> tuple[bytes, dict[str, Any], object]:
+    """An archive whose only event is a ``runtime/baseline`` at seq 1, its records and snapshot.
+
+    The records are those a reference store reaches with one owned and one queued run, as a
+    migration from version 1 would carry them; the expected snapshot is that store's own.
+    """
+    source = MemoryStore()
+    try:
+        driver = Driver(source, BASELINE_IDS)
+        driver.owned(conversation, "r1")
+        driver.admit(conversation, "r2")
+        records = json.loads(source.export_conversation(conversation))["companions"][COMPANION]
+        snapshot = source.load_snapshot(conversation)
+    finally:
+        source.close()
+    events = [{"schemaVersion": 1, "eventId": f"{conversation}-baseline",
+               "conversationId": conversation, "seq": 1, "kind": "runtime/baseline",
+               "occurredAt": STAMP, "payload": {"migratedAt": STAMP, **records}}]
+    document = {"format": "convledger.archive", "formatVersion": 1,
+                "conversationId": conversation, "events": events,
+                "companions": {COMPANION: records}}
+    return canonical.encode(document), document, snapshot
+
+
+def _late_baseline(document: dict[str, Any], seq: int, plain: list[bytes]) -> bytes:
+    """``document``'s baseline at ``seq`` in place of the ordinary event there of ``plain``."""
+    events = list(plain)
+    events[seq - 1] = canonical.encode({**document["events"][0], "seq": seq})
+    return with_companions(archive_bytes(document["conversationId"], events),
+                           document["companions"])
+
+
+@check(*BASELINE_IDS, capability=TRANSITIONS)
+def check_baselines_at_every_position(ctx: CheckContext) -> None:
+    """TRN-100 .. TRN-106: a baseline alone, a baseline before page-edge transitions, late ones."""
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, TRANSITIONS)
+        alone, document, expected = _baseline_archive("bl")
+        where = "an archive whose only event, first and last, is a runtime/baseline at seq 1"
+        accepted(partial(store.import_conversation, alone), ("TRN-100", "TRN-104"),
+                 f"import of {where}")
+        expect_same_bytes(("TRN-103", "TRN-106"), f"the re-export of {where}", expected=alone,
+                          got=given.export_conversation("bl"))
+        if store.load_snapshot("bl") != expected:
+            fail("TRN-101", f"after the import of {where} the snapshot differs: expected "
+                            f"{expected!r:.300}, got {store.load_snapshot('bl')!r:.300}")
+        driver = Driver(store, BASELINE_IDS)
+        _filler(given, "bl", PAGE_EDGE - 1)
+        run = store.load_run("bl", "r1")
+        assert run is not None  # the snapshot above holds it
+        run = driver.apply("bl", Operation("r1", fence_of(run), {"tool": "edge"}))  # seq 1000
+        driver.admit("bl", "r3")  # seq 1001
+        _filler(given, "bl", PAGE_EDGE + 20)
+        assert run is not None
+        driver.apply("bl", Terminal("r1", fence_of(run), "success", {"text": "done"}))
+        head = given.head("bl")
+        data = given.export_conversation("bl")
+        where = (f"an archive of {head} events: a runtime/baseline at seq 1, transitions at "
+                 f"seqs {PAGE_EDGE}, {PAGE_EDGE + 1} and {head}")
+        with fresh_store(ctx) as target:
+            accepted(partial(target.import_conversation, data), ("TRN-100", "TRN-104"),
+                     f"import of {where}")
+            expect_same_bytes("TRN-106", f"the re-export of {where}", expected=data,
+                              got=target.export_conversation("bl"))
+            mine, theirs = (require(s, TRANSITIONS).load_snapshot("bl") for s in (given, target))
+            if mine != theirs:
+                fail("TRN-101", f"after the import of {where} the snapshot differs: "
+                                f"expected {mine!r:.300}, got {theirs!r:.300}")
+        length = PAGE_EDGE + 1
+        plain = [canonical.encode({
+            "schemaVersion": 1, "eventId": f"bl-plain-{n}", "conversationId": "bl", "seq": n,
+            "kind": "state/set", "occurredAt": STAMP,
+            "payload": {"name": "slot", "version": 1, "value": n, "actor": "conformance"}})
+            for n in range(1, length + 1)]
+        for seq in (PAGE_EDGE, PAGE_EDGE + 1):  # the last of the first page; of the ledger
+            late = _late_baseline(document, seq, plain)
+            with fresh_store(ctx) as target:
+                refused(partial(target.import_conversation, late), "integrity", "TRN-100",
+                        f"import of an archive of {length} events whose runtime/baseline is at "
+                        f"seq {seq}, not 1 (its companion the baseline's records)",
+                        store=target, touched=["bl"])
 
     run_once(ctx, body)
