@@ -9,7 +9,9 @@ against them. Every class is a zero-argument factory of a fresh store, so the
 suite takes it as ``--store tests.blind.stores:ClassName``.
 
 Each docstring says the bug and the spec id it violates. ``BLIND_STORES``
-lists them in order. Nothing in the reference or the suite uses them.
+lists them in order; ``HARDER_STORES`` are twelve more, written (still blind)
+after the thirty were all killed at smoke. Nothing in the reference or the
+suite uses them.
 """
 
 from __future__ import annotations
@@ -25,11 +27,17 @@ from typing import Any
 
 import attrs
 
-from convledger import canonical, limits
-from convledger.archive import Archive
+from convledger import canonical, codec, limits
+from convledger.archive import Archive, archive_of, encode_archive
 from convledger.batch import handed_out, validated_batch
-from convledger.envelope import Envelope, EventDraft, copied
-from convledger.errors import ConflictError, DuplicateError, InvalidInputError, PurgedError
+from convledger.envelope import Envelope, EventDraft, check_identifier, copied
+from convledger.errors import (
+    ConflictError,
+    DuplicateError,
+    InvalidInputError,
+    NotFoundError,
+    PurgedError,
+)
 from convledger.memory import MemoryStore, _stored
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
 from convledger.projections.fold import advance
@@ -39,10 +47,12 @@ from convledger.runtime.transitions import Transition
 from convledger.runtime.view import Outcome
 from convledger.search.operations import Allowed, Hit, page_of
 from convledger.search.query import fts_string, scope_token
-from convledger.spills.objects import SpillMetadata
+from convledger.spills.objects import SpillMetadata, digest
 from convledger.spills.operations import refuse_live_spill_events
-from convledger.sqlite import SqliteStore
+from convledger.sqlite import SqliteStore, rows
+from convledger.sqlite import companions as side
 from convledger.sqlite import search as fts
+from convledger.sqlite.transaction import companions_of_conversation
 from convledger.store_interface import DEFAULT_READ_LIMIT, MAX_READ_LIMIT, ImportReport, Page
 
 # ======================================== ledger (LED)
@@ -799,3 +809,293 @@ BLIND_STORES: tuple[type[Any], ...] = (
     TombstonesInMemory,
 )
 """The thirty broken stores, in the order of docs/blind-stores.md."""
+
+
+# ======================================== round 2
+#
+# Written after the thirty above were all killed at smoke, still blind (conformance/ and
+# tests/galleries/ unread): bugs aimed at what a suite finds hard (orders that agree on
+# ASCII, caches, snapshots, counts, stored-data corruption, concurrency).
+
+
+class ScopeOrderedByUtf16(_FreshSqlite):
+    """Bug: the conversations of a ``scope`` are visited in UTF-16 code-unit order.
+
+    (A port from a JavaScript or Java store.) It agrees with code-point order
+    except between astral characters and U+E000..U+FFFF. Violates SRC-003
+    (other conversations by conversation id in code-point order).
+    """
+
+    def _search(
+        self,
+        requester: str,
+        words: tuple[str, ...],
+        scope: tuple[str, ...] | None,
+        limit: int,
+        allowed: Allowed,
+    ) -> list[Hit]:
+        if scope is not None:
+            scope = tuple(sorted(scope, key=lambda cid: cid.encode("utf-16-be")))
+        return super()._search(requester, words, scope, limit, allowed)
+
+
+class ExportUnknownIdNotFound(MemoryStore):
+    """Bug: export answers ``not_found`` for any conversationId it holds no events of.
+
+    The identifier check was left out of export only, so an empty string, a
+    number or a lone surrogate answers ``not_found``. Violates LED-020
+    (``invalid_input`` before anything is read).
+    """
+
+    def export_conversation(self, conversation_id: str) -> bytes:
+        valid = isinstance(conversation_id, str) and conversation_id != ""
+        if valid:
+            try:
+                conversation_id.encode("utf-8")
+            except UnicodeEncodeError:
+                valid = False
+        if not valid:
+            raise NotFoundError(
+                f"conversation {conversation_id!r} has no events to export",
+                requirement="ARC-005",
+            )
+        return super().export_conversation(conversation_id)
+
+
+class ProjectionSkipsEveryUnknown(MemoryStore):
+    """Bug: a catch-up skips every envelope its definition does not understand.
+
+    Also a non-ignorable one, which must be refused. Violates PRJ-031
+    (``replay_refused``, checkpoint unchanged) and RPL-003.
+    """
+
+    def _catch_up(
+        self, conversation_id: str, definition: ProjectionDefinition, max_events: int
+    ) -> Checkpoint:
+        with self._lock:
+            self._refuse_purged(conversation_id)
+            ledger = self._ledgers.get(conversation_id, [])
+            stored = self._checkpoint(conversation_id, definition.name)
+            kinds = definition.kinds
+
+            def understood(envelope: Envelope) -> bool:
+                pair = (envelope.kind, envelope.schema_version)
+                return pair in kinds if kinds is not None else self._registry.knows(*pair)
+
+            def read(from_seq: int, limit: int) -> Sequence[Envelope]:
+                return [
+                    copied(e) if understood(e) else attrs.evolve(copied(e), ignorable=True)
+                    for e in ledger[from_seq - 1 : from_seq - 1 + limit]
+                ]
+
+            result = advance(definition, self._registry, stored, read, len(ledger), max_events)
+            if should_store(stored, result):
+                self._checkpoints[(conversation_id, definition.name)] = _stored(result)
+                return self._checkpoint(conversation_id, definition.name) or result
+            return result if stored is None else stored
+
+
+class ImportReportCountsRegistered(MemoryStore):
+    """Bug: the import report's ``events`` counts the events of registered kinds only.
+
+    Ignorable events of unknown kinds are stored but not counted. Violates
+    ARC-017 (every event of the archive, ignorable ones included).
+    """
+
+    def _import_checked(
+        self, decoded: Archive, projections: Sequence[ProjectionDefinition]
+    ) -> ImportReport:
+        report = super()._import_checked(decoded, projections)
+        counted = sum(
+            1 for e in decoded.events if self._registry.knows(e.kind, e.schema_version)
+        )
+        return attrs.evolve(report, events=counted)
+
+
+class ExportInTwoSnapshots(_FreshSqlite):
+    """Bug: an export reads the events in one read transaction and the companions in another.
+
+    A checkpoint or spill written between them is in the companions of an
+    archive whose events do not have it yet (or the other way round). Violates
+    SQL-045, SQL-064, ARC-014 and SPL-044.
+    """
+
+    def export_conversation(self, conversation_id: str) -> bytes:
+        check_identifier(conversation_id, "conversationId", "ENV-005")
+        with self._transaction("export", write=False) as connection:
+            events = rows.export_events(connection, conversation_id)
+        with self._transaction("export", write=False) as connection:
+            companions = companions_of_conversation(connection, conversation_id)
+        if not events:
+            raise NotFoundError(
+                f"conversation {conversation_id!r} has no events to export",
+                requirement="ARC-005",
+            )
+        return encode_archive(archive_of(conversation_id, events, companions))
+
+
+class PurgeKeepsRuntimeRecords(MemoryStore):
+    """Bug: a purge deletes the events but forgets the head, runs and messages.
+
+    ``load_run`` and ``load_snapshot`` still answer the purged conversation's
+    records. Violates TRN-093 and TRN-094.
+    """
+
+    def _purge(self, conversation_id: str) -> bool:
+        with self._lock:
+            kept = self._runtime.get(conversation_id)
+        purged = super()._purge(conversation_id)
+        if purged and kept is not None:
+            with self._lock:
+                self._runtime[conversation_id] = kept
+        return purged
+
+
+class CheckpointWrittenOutsideRead(_FreshSqlite):
+    """Bug: catch-up folds in a read transaction, then writes with ``INSERT OR REPLACE``.
+
+    The write is neither in the transaction of the read nor conditional on the
+    checkpoint it read, so a slower catch-up can store an older checkpoint over
+    a newer one. Violates PRJ-013, PRJ-011 and SQL-060 / SQL-061.
+    """
+
+    def _catch_up(
+        self, conversation_id: str, definition: ProjectionDefinition, max_events: int
+    ) -> Checkpoint:
+        with self._transaction("catch_up", write=False) as connection:
+            if connection.execute(
+                "SELECT 1 FROM purged WHERE conversation_id = ?", (conversation_id,)
+            ).fetchone():
+                raise PurgedError(
+                    f"conversation {conversation_id!r} was purged",
+                    requirement="PRJ-016",
+                    conversation_id=conversation_id,
+                )
+            stored = side.load_checkpoint(connection, conversation_id, definition.name)
+            head = rows.head_of(connection, conversation_id)
+
+            def read(from_seq: int, limit: int) -> Sequence[Envelope]:
+                return rows.read_window(connection, conversation_id, from_seq, rows.MAX_SEQ, limit)
+
+            result = advance(definition, self.registry, stored, read, head, max_events)
+        if not should_store(stored, result):
+            return result if stored is None else stored
+        with self._transaction("catch_up", write=True) as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO projections"
+                " (conversation_id, name, version, upto_seq, state, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    conversation_id,
+                    result.name,
+                    result.version,
+                    result.upto_seq,
+                    codec.encode(result.state).decode("utf-8"),
+                    self._settings.clock(),
+                ),
+            )
+        return result
+
+
+class ExportKeysInCodePointOrder(MemoryStore):
+    """Bug: the archive's object members are sorted by code point, not by UTF-16 code units.
+
+    Everything else is RFC 8785. It differs only for member names with astral
+    characters beside U+E000..U+FFFF. Violates CAN-002 (and ARC-001, ARC-004).
+    """
+
+    def export_conversation(self, conversation_id: str) -> bytes:
+        value = canonical.decode(super().export_conversation(conversation_id))
+        return _code_point_json(value).encode("utf-8")
+
+
+def _code_point_json(value: object) -> str:
+    if isinstance(value, dict):
+        members = sorted(value.items())  # BUG: code points; RFC 8785 sorts UTF-16 units
+        return "{" + ",".join(
+            json.dumps(k, ensure_ascii=False) + ":" + _code_point_json(v) for k, v in members
+        ) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_code_point_json(item) for item in value) + "]"
+    return canonical.encode(value).decode("utf-8")
+
+
+class ExportCachedByHead(MemoryStore):
+    """Bug: export caches each archive under ``(conversationId, head)``.
+
+    A catch-up, which appends no event, leaves a cached archive without its
+    new checkpoint. Violates PRJ-040 (an archive carries the checkpoints) and
+    ARC-001.
+    """
+
+    def export_conversation(self, conversation_id: str) -> bytes:
+        cache: dict[tuple[str, int], bytes] = self.__dict__.setdefault("_archives", {})
+        key = (conversation_id, self.head(conversation_id))
+        if key not in cache:
+            cache[key] = super().export_conversation(conversation_id)
+        return cache[key]
+
+
+class ChildLinksInWriteOrder(MemoryStore):
+    """Bug: ``child_links`` and ``schedules`` answer rows in the order they were first written.
+
+    Violates FCT-024 (ordered by child id and by schedule id, code-point order).
+    """
+
+    def _fact_rows(self, table: str, conversation_id: str) -> tuple[Any, ...]:
+        with self._lock:
+            return tuple(
+                row for key, row in self._side_rows.items()
+                if key[0] == table and key[1] == conversation_id
+            )
+
+
+class SpillMetadataFromStoredBytes(_FreshSqlite):
+    """Bug: ``get_spill`` recomputes size and sha256 from the stored bytes it read.
+
+    The check against the recorded values then always passes, so corrupt bytes
+    are returned. Violates SPL-022 (``integrity``, never other bytes).
+    """
+
+    def _get_spill(
+        self, conversation_id: str, reference: str
+    ) -> tuple[SpillMetadata, bytes] | None:
+        found = super()._get_spill(conversation_id, reference)
+        if found is None:
+            return None
+        metadata, body = found
+        return attrs.evolve(metadata, size=len(body), sha256=digest(body)), body
+
+
+class ReadDefaultLimit100(MemoryStore):
+    """Bug: a read without ``limit`` returns pages of 100, the implementer's usual default.
+
+    Violates LED-007 (``limit`` defaults to 1000).
+    """
+
+    def read(
+        self,
+        conversation_id: str,
+        *,
+        from_seq: int = 1,
+        to_seq: int | None = None,
+        limit: int = 100,
+    ) -> Page:
+        return super().read(conversation_id, from_seq=from_seq, to_seq=to_seq, limit=limit)
+
+
+HARDER_STORES: tuple[type[Any], ...] = (
+    ScopeOrderedByUtf16,
+    ExportUnknownIdNotFound,
+    ProjectionSkipsEveryUnknown,
+    ImportReportCountsRegistered,
+    ExportInTwoSnapshots,
+    PurgeKeepsRuntimeRecords,
+    CheckpointWrittenOutsideRead,
+    ExportKeysInCodePointOrder,
+    ExportCachedByHead,
+    ChildLinksInWriteOrder,
+    SpillMetadataFromStoredBytes,
+    ReadDefaultLimit100,
+)
+"""Round 2: twelve more, aimed at what a suite finds hard (docs/blind-stores.md)."""
