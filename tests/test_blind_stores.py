@@ -2,8 +2,9 @@
 
 ``tests/blind/stores.py`` holds forty-two broken stores written without reading
 the suite (docs/blind-stores.md has the table). For each store the suite killed,
-this runs the conformance CLI (``python -m convledger_conformance``), as a real process, at profile ``smoke``
-derandomized, on the one check that killed it, and asserts that check fails on
+this runs the conformance CLI (``python -m convledger_conformance``), as a real
+process, at profile ``smoke`` derandomized, on the one check that killed it,
+and asserts that check fails on
 the broken store and passes on the reference store of the same engine, so the
 kill is the bug's and not the check's.
 
