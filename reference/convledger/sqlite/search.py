@@ -16,8 +16,11 @@ of ``events_fts`` up (SQL-067), and rows leave only by a purge of the whole
 conversation, so
 the conversation's rows still stored are all below that maximum. The newest
 ``n`` hits of a conversation are therefore its ``n`` greatest matching rowids,
-which FTS5 yields in rowid order and stops after ``n``; only those rows are
-joined and given a snippet (:data:`HITS_OF_ONE`).
+which FTS5 yields in descending rowid order and stops after ``n``; only those
+rows are joined and given a snippet (:data:`HITS_OF_ONE`). Its cost follows
+the segments of the index, not the events: a few us for a segment of one leaf
+page, 15-20 us for one whose doclists span pages (benchmarks/README.md
+"Search at 1e5"); the layout is FTS5's own (its default ``automerge``).
 
 Without a scope, the others' part needs the conversations having a hit, in
 code-point order. :func:`_with_hits` walks the keys of ``events`` in that
