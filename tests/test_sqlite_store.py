@@ -159,6 +159,24 @@ def test_every_ledger_read_searches_an_index(store: SqliteStore, name: str) -> N
     assert not scans_events(plan), plan
 
 
+def test_own_hits_are_read_in_one_backward_match(store: SqliteStore) -> None:
+    """SQL-066, SQL-067: the requester's hits come from one MATCH that FTS5 walks in
+    descending rowid order (no sort, no second MATCH); each hit's row of events is found
+    by its primary key."""
+    from convledger.sqlite.search import HITS_OF_ONE
+
+    store.append("c", [draft(f"e{n}", value=f"word {n}") for n in range(1, 31)])
+    connection = raw(store)
+    plan = query_plan(connection, HITS_OF_ONE)
+    connection.close()
+    assert plan[0].startswith("SCAN f VIRTUAL TABLE"), plan
+    assert any(line.startswith("SEARCH e USING PRIMARY KEY") for line in plan), plan
+    assert not any("TEMP B-TREE" in line for line in plan), plan
+    assert sum("VIRTUAL TABLE" in line for line in plan) == 1, plan
+    hits = store.search("c", "word", limit=5)
+    assert [hit.seq for hit in hits] == [30, 29, 28, 27, 26]
+
+
 def test_insert_finds_its_search_rowid_by_search(store: SqliteStore) -> None:
     """SQL-007, SQL-067: the next FTS5 rowid is read from the index's last key, not a scan,
     and neither the event's insert nor its index row's reads events."""

@@ -174,8 +174,38 @@ def append_state(connection: sqlite3.Connection, conversation_id: str) -> tuple[
 
 
 def insert_events(connection: sqlite3.Connection, envelopes: Iterable[Envelope]) -> None:
-    """Store envelopes as they are; the caller holds the write transaction (SQL-040)."""
-    insert_placed(connection, tuple(envelopes))
+    """Store envelopes as they are; the caller holds the write transaction (SQL-040).
+
+    The import's and the migration's write (the append writes through
+    :func:`insert_placed`). One pass over the envelopes: each payload is encoded
+    once, and its index text (SQL-070) is the text of that canonical encoding,
+    whose members come in the stored order (CAN-002) however the envelope's
+    payload object orders them; no envelope is built back from its row. Then
+    the events and their index rows each go in by one ``executemany``, the
+    rowids taken as in :func:`insert_placed` (SQL-067).
+    """
+    first = int(connection.execute(NEXT_SEARCH_ROWID).fetchone()[0])
+    event_rows: list[tuple[object, ...]] = []
+    search_rows: list[tuple[object, ...]] = []
+    scopes: dict[str, str] = {}  # an import is one conversation: its scope token once
+    for rowid, envelope in enumerate(envelopes, start=first):
+        payload = codec.encode(envelope.payload).decode("utf-8")
+        conversation_id = envelope.conversation_id
+        scope = scopes.get(conversation_id)
+        if scope is None:
+            scope = scopes[conversation_id] = scope_token(conversation_id)
+        event_rows.append((*event_row(envelope, payload), rowid))
+        search_rows.append(
+            (rowid, stored_text(payload), scope, conversation_id, envelope.seq)
+        )
+    connection.executemany(INSERT_EVENT, event_rows)
+    connection.executemany(INSERT_SEARCH_ROW, search_rows)
+
+
+def stored_text(payload: str) -> str:
+    """SQL-070: the index text of a payload stored as this canonical text (its string values
+    in the order the text holds them)."""
+    return event_text(codec.decode_stored(payload))
 
 
 def read_window(

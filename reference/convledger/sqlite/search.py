@@ -16,8 +16,11 @@ of ``events_fts`` up (SQL-067), and rows leave only by a purge of the whole
 conversation, so
 the conversation's rows still stored are all below that maximum. The newest
 ``n`` hits of a conversation are therefore its ``n`` greatest matching rowids,
-which FTS5 yields in rowid order and stops after ``n``; only those rows are
-joined and given a snippet (:data:`HITS_OF_ONE`).
+which FTS5 yields in descending rowid order and stops after ``n``; only those
+rows are joined and given a snippet (:data:`HITS_OF_ONE`). Its cost follows
+the segments of the index, not the events: a few us for a segment of one leaf
+page, 15-20 us for one whose doclists span pages (benchmarks/README.md
+"Search at 1e5"); the layout is FTS5's own (its default ``automerge``).
 
 Without a scope, the others' part needs the conversations having a hit, in
 code-point order. :func:`_with_hits` walks the keys of ``events`` in that
@@ -46,18 +49,20 @@ HITS_OF_ONE = (
     "SELECT f.conversation_id, CAST(f.seq AS INTEGER), e.occurred_at,"
     f" snippet(events_fts, 0, '', '', '…', {SNIPPET_TOKENS})"
     " FROM events_fts AS f"
-    " JOIN events AS e ON e.conversation_id = f.conversation_id"
+    " CROSS JOIN events AS e ON e.conversation_id = f.conversation_id"
     " AND e.seq = CAST(f.seq AS INTEGER)"
-    " WHERE events_fts MATCH ?1 AND f.rowid >= ("
-    "SELECT min(rowid) FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ?1"
-    " ORDER BY rowid DESC LIMIT ?2))"
-    " ORDER BY CAST(f.seq AS INTEGER) DESC"
+    " WHERE events_fts MATCH ?1 ORDER BY f.rowid DESC LIMIT ?2"
 )
 """SQL-066: the newest hits of one conversation (its scope token is part of the MATCH).
 
-The subquery keeps the ``?2`` greatest matching rowids, which are the newest
-hits (module note); only rows from the least of them up are joined and given
-a snippet.
+FTS5 yields the matches in descending rowid order itself, which is descending
+seq within one conversation (module note), so the statement stops after the
+``?2`` greatest and only those rows are joined and given a snippet. One MATCH
+pass: each segment of the index is entered once, backwards from its end
+(``CROSS JOIN`` keeps ``events_fts`` the outer loop). The statement it
+replaces took the same rows by a second, forward MATCH from the least of
+the ``?2`` greatest rowids up, and cost ~1.3-1.7x as much on a ledger of
+1e5 events (benchmarks/README.md "Search at 1e5").
 """
 
 HAS_HIT = "SELECT 1 FROM events_fts WHERE events_fts MATCH ? LIMIT 1"

@@ -1,0 +1,142 @@
+"""The import's write (``rows.insert_events``, SQL-005, SQL-067, SQL-070) against the append's.
+
+``insert_events`` writes an import's (and a migration's) events in one pass: each
+payload encoded once, its index text taken from that canonical text, no envelope
+built back from its row. ``insert_placed`` without payload texts encodes each
+payload, decodes the row back into an envelope and indexes the decoded payload:
+the oracle here. On any envelopes (payload members in any order, any strings)
+both must leave the same rows in ``events`` and ``events_fts``, so an import
+exports the same bytes and answers the same searches as before.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import draft, draft_batches
+from convledger import canonical
+from convledger.envelope import Envelope, EventDraft, from_wire
+from convledger.search.text import event_text
+from convledger.sqlite import SqliteStore, rows
+
+EVENT_ROWS = (
+    "SELECT conversation_id, seq, event_id, kind, schema_version, occurred_at, payload,"
+    " ignorable, search_rowid FROM events ORDER BY search_rowid"
+)
+INDEX_ROWS = "SELECT rowid, body, scope, conversation_id, seq FROM events_fts ORDER BY rowid"
+
+
+def _ledger(path: Path) -> sqlite3.Connection:
+    SqliteStore(path, synchronous="NORMAL").close()
+    return sqlite3.connect(path, isolation_level=None)
+
+
+def _written(
+    connection: sqlite3.Connection, batches: list[tuple[Envelope, ...]], *, oracle: bool
+) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    for envelopes in batches:
+        connection.execute("BEGIN IMMEDIATE")
+        if oracle:
+            rows.insert_placed(connection, envelopes)
+        else:
+            rows.insert_events(connection, envelopes)
+        connection.execute("COMMIT")
+    return (
+        connection.execute(EVENT_ROWS).fetchall(),
+        connection.execute(INDEX_ROWS).fetchall(),
+    )
+
+
+def _placed(conversation_id: str, drafts: list[EventDraft], first: int) -> tuple[Envelope, ...]:
+    return tuple(
+        Envelope.from_draft(item, conversation_id, seq)
+        for seq, item in enumerate(drafts, start=first)
+    )
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(draft_batches(max_size=6), min_size=1, max_size=3))
+def test_insert_events_writes_the_rows_of_insert_placed(
+    tmp_path: Path, batches: list[list[EventDraft]]
+) -> None:
+    """SQL-005, SQL-067, SQL-070: the same event rows and index rows, byte for byte."""
+    seen: set[str] = set()
+    placed: list[tuple[Envelope, ...]] = []
+    for number, drafts in enumerate(batches):
+        fresh = [item for item in drafts if item.event_id not in seen]
+        seen.update(item.event_id for item in fresh)
+        if fresh:  # each batch a conversation of its own, as an import writes it
+            placed.append(_placed(f"conv-{number}", fresh, 1))
+    directory = tmp_path / f"run-{len(list(tmp_path.iterdir()))}"
+    directory.mkdir()
+    new, old = _ledger(directory / "new.sqlite"), _ledger(directory / "old.sqlite")
+    try:
+        assert _written(new, placed, oracle=False) == _written(old, placed, oracle=True)
+    finally:
+        new.close()
+        old.close()
+
+
+def test_index_text_follows_the_stored_member_order(tmp_path: Path) -> None:
+    """SQL-070 regression: a payload object whose members are not in canonical order is
+    indexed in the stored (canonical) order, not in the order of the object given."""
+    payload = {"value": {"zeta": "last", "alpha": "first"}, "actor": "tester", "name": "slot",
+               "version": 1}
+    envelope = Envelope.from_draft(draft("e-order", payload=payload), "conv", 1)
+    assert event_text(envelope.payload) == "last first tester slot"
+    connection = _ledger(tmp_path / "order.sqlite")
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        rows.insert_events(connection, [envelope])
+        connection.execute("COMMIT")
+        ((body,),) = connection.execute("SELECT body FROM events_fts").fetchall()
+        ((stored,),) = connection.execute("SELECT payload FROM events").fetchall()
+    finally:
+        connection.close()
+    assert stored == canonical.encode(payload).decode("utf-8")
+    assert body == "tester slot first last"
+    assert body == rows.stored_text(stored)
+
+
+def test_import_exports_and_searches_as_the_oracle_writes(tmp_path: Path) -> None:
+    """ARC-001, SRC-003: an archive imported through ``insert_events`` exports the same
+    bytes, and answers the same searches, as the same events written by the oracle."""
+    source = SqliteStore(tmp_path / "source.sqlite", synchronous="NORMAL")
+    try:
+        source.append("conv", [
+            draft(f"e{index}", value={"z": f"word{index} common", "a": ["alpha", index]})
+            for index in range(40)
+        ])
+        archive = source.export_conversation("conv")
+    finally:
+        source.close()
+    imported = SqliteStore(tmp_path / "imported.sqlite", synchronous="NORMAL")
+    try:
+        imported.import_conversation(archive)
+        assert imported.export_conversation("conv") == archive
+        hits = {word: imported.search("conv", word, limit=50) for word in
+                ("common", "alpha", "word7", "tester")}
+    finally:
+        imported.close()
+    oracle_path = tmp_path / "oracle.sqlite"
+    connection = _ledger(oracle_path)
+    try:
+        document = canonical.decode(archive)
+        assert isinstance(document, dict) and isinstance(document["events"], list)
+        envelopes = tuple(from_wire(wire) for wire in document["events"])
+        _written(connection, [envelopes], oracle=True)
+    finally:
+        connection.close()
+    oracle = SqliteStore(oracle_path, synchronous="NORMAL")
+    try:
+        assert oracle.export_conversation("conv") == archive
+        assert {word: oracle.search("conv", word, limit=50) for word in hits} == hits
+    finally:
+        oracle.close()
+    assert len(hits["common"]) == 40 and len(hits["word7"]) == 1
