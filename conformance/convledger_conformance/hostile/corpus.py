@@ -22,7 +22,8 @@ from typing import Any, Final
 import attrs
 
 from convledger.limits import BY_NAME
-from convledger_conformance.support import archive, draft, wires
+from convledger_conformance.ledger.strategies import UNKNOWN_KIND
+from convledger_conformance.support import STAMP, archive, draft, wires
 
 SEED: Final = 16
 TOTAL: Final = {"smoke": 0, "ci": 1_000, "thorough": 10_000}
@@ -172,5 +173,41 @@ def _deep_archive() -> bytes:
 OVERSIZED_ARCHIVES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
     "one byte over the archive limit": (
         ("LIM-006",), lambda d, r: b" " * (limit(d, "archiveBytes") + 1)),
+    "a canonical archive one byte over the limit": (
+        ("LIM-006",), lambda d, r: canonical_oversized_archive(limit(d, "archiveBytes") + 1)),
 }
-"""Drawn once per archive slot in profiles ci and thorough (128 MiB)."""
+"""Drawn once per archive slot in profiles ci and thorough (128 MiB).
+
+The spaces are not JSON, so a store that decoded them would refuse them anyway; only the
+canonical archive tells a store that checks the size (LIM-006: before it decodes) from one
+that decodes first and would import it."""
+
+ARCHIVE_PARTS: Final = 9
+"""Events of :func:`canonical_oversized_archive`: 128 MiB in 9 keeps each payload under 16 MiB."""
+
+
+def canonical_oversized_archive(size: int) -> bytes:
+    """A canonical, otherwise valid archive of exactly ``size`` bytes (LIM-006).
+
+    :data:`ARCHIVE_PARTS` ignorable events of an unregistered kind (RPL-002) whose payloads
+    are strings of ``x``, spliced into the encoding of a small archive instead of encoded:
+    about 0.1 s and one copy of ``size`` bytes, where encoding the events costs seconds.
+    """
+    marks = [f"h-fill-{part}" for part in range(ARCHIVE_PARTS)]
+    events = [{"schemaVersion": 1, "eventId": f"h-big-{part}", "conversationId": "h-big",
+               "seq": part + 1, "kind": UNKNOWN_KIND, "occurredAt": STAMP, "payload": mark,
+               "ignorable": True} for part, mark in enumerate(marks)]
+    small = archive("h-big", events)
+    fill = size - (len(small) - sum(len(mark) for mark in marks))
+    if fill < ARCHIVE_PARTS:
+        raise ValueError(f"an archive of {size} bytes is too small to fill")
+    pieces = small.split(b'"h-fill-')
+    assert len(pieces) == ARCHIVE_PARTS + 1
+    out = [pieces[0]]
+    for part, piece in enumerate(pieces[1:]):
+        share = fill // ARCHIVE_PARTS + (1 if part < fill % ARCHIVE_PARTS else 0)
+        rest = piece[len(str(part)):]  # after the mark's number: its closing quote onwards
+        out += [b'"', b"x" * share, rest]
+    data = b"".join(out)
+    assert len(data) == size
+    return data
