@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import attrs
 
 from convledger import canonical
-from convledger.archive import Archive
+from convledger.archive import Archive, decode_archive
 from convledger.envelope import Envelope, EventDraft, from_wire
 from convledger.errors import (
     ConflictError,
@@ -28,6 +28,7 @@ from convledger.errors import (
 )
 from convledger.memory import MemoryStore
 from convledger.projections.definition import ProjectionDefinition
+from convledger.spills import companion as spill_companion
 from convledger.store import Capability, ImportReport, Page
 from galleries import BrokenStore, broken
 
@@ -346,6 +347,26 @@ class SeqComparedByEquality(MemoryStore):
         return super().import_conversation(archive, projections=projections)
 
 
+class DecodesArchivesBeforeTheirSize(MemoryStore):
+    """LIM-006: decodes an archive of any size and imports it when it is valid.
+
+    The store skips the size test before decoding (``limits.check_archive``), so an archive
+    over 128 MiB is imported when its content is valid. Only a canonical archive over the
+    limit tells: 128 MiB of spaces is refused anyway, as not JSON. Found by mutation testing
+    (``scripts/mutation.py``: the one survivor of ``store_base.py`` at smoke); caught at
+    profile ci by the hostile corpus (``a canonical archive one byte over the limit``).
+    """
+
+    def import_conversation(
+        self, archive: bytes, *, projections: Sequence[ProjectionDefinition] = ()
+    ) -> ImportReport:
+        decoded = decode_archive(archive, self._registry)  # no limits.check_archive before
+        if spill_companion.COMPANION in decoded.companions:
+            raise InvalidInputError("an archive with spill objects is imported as a bundle",
+                                    requirement="SPL-042", field="companions")
+        return self._import_checked(decoded, projections)
+
+
 class RefusesNothingUndeclared(MemoryStore):
     """CAP-002: declares only the ledger but serves the operations of other capabilities."""
 
@@ -373,5 +394,6 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("ledger", RefusesNothingUndeclared, "CAP-002"),
     broken("ledger", CalendarOfAPattern, "ENV-013"),
     broken("ledger", SeqComparedByEquality, "ENV-006"),
+    broken("ledger", DecodesArchivesBeforeTheirSize, "LIM-006"),
 )
 """Every broken store of the ledger core, with the ids that must be among the failed ones."""
