@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import attrs
+import cbor2
 
 from convledger.limits import BY_NAME
 from convledger_conformance.ledger.strategies import UNKNOWN_KIND
@@ -182,6 +183,13 @@ The spaces are not JSON, so a store that decoded them would refuse them anyway; 
 canonical archive tells a store that checks the size (LIM-006: before it decodes) from one
 that decodes first and would import it."""
 
+OVERSIZED_BUNDLES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
+    **OVERSIZED_ARCHIVES,
+    "a canonical bundle one byte over the limit": (
+        ("LIM-006",), lambda d, r: canonical_oversized_bundle(limit(d, "archiveBytes") + 1)),
+}
+"""The bundle slot's: a bundle of 128 MiB + 1 whose archive is canonical (SPL-050, LIM-006)."""
+
 ARCHIVE_PARTS: Final = 9
 """Events of :func:`canonical_oversized_archive`: 128 MiB in 9 keeps each payload under 16 MiB."""
 
@@ -209,5 +217,23 @@ def canonical_oversized_archive(size: int) -> bytes:
         rest = piece[len(str(part)):]  # after the mark's number: its closing quote onwards
         out += [b'"', b"x" * share, rest]
     data = b"".join(out)
+    assert len(data) == size
+    return data
+
+
+def canonical_oversized_bundle(size: int) -> bytes:
+    """A valid bundle (SPL-050) of exactly ``size`` bytes: no objects, one canonical archive.
+
+    The CBOR map of an exported bundle without spills, its archive made by
+    :func:`canonical_oversized_archive` to the size that makes the whole ``size`` bytes (a
+    byte string of 65 536 bytes or more has a 5-byte head).
+    """
+    def encoded(archive_bytes: bytes) -> bytes:
+        document = {"format": "convledger.bundle", "archive": archive_bytes, "objects": [],
+                    "formatVersion": 1}
+        return bytes(cbor2.dumps(document, canonical=True))
+
+    rest = len(encoded(b"")) - 1  # the empty byte string's head is 1 byte
+    data = encoded(canonical_oversized_archive(size - rest - 5))
     assert len(data) == size
     return data
