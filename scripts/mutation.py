@@ -97,8 +97,11 @@ DEFAULT_MODULES = (
     "convledger/batch.py",
     "convledger/replay.py",
 )
-"""The modules of the latest triaged run (docs/mutation.md); ``convledger/envelope.py`` and
-``convledger/projections/*.py`` are the next to run and triage (``--modules``)."""
+"""The modules of the first triaged run (docs/mutation.md). The second run's are named with
+``--modules``: ``convledger/envelope.py``, ``convledger/projections/fold.py``,
+``convledger/spills/operations.py``, ``convledger/spills/store.py``, and
+``convledger/projections/operations.py`` with ``--store convledger.sqlite:new_file_store`` (the
+SQL stores' catch-up); ``convledger/limits.py`` is not run yet."""
 DEFAULT_STORE = "convledger.memory:MemoryStore"
 DEFAULT_TRIAGE = ROOT / "scripts" / "mutation_triage.toml"
 KILLED, SURVIVED, TIMEOUT, EQUIVALENT = "killed", "survived", "timeout", "equivalent"

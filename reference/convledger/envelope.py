@@ -238,6 +238,7 @@ def check_occurred_at(value: object) -> str:
 
 
 def _valid_fields(match: re.Match[str]) -> bool:
+    """ENV-013: each field of the date-time within RFC 3339 section 5.7's range."""
     year, month, day = (int(match[name]) for name in ("year", "month", "day"))
     if not 1 <= month <= 12 or not 1 <= day <= _DAYS_IN_MONTH[month - 1]:
         return False

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Sequence
 
 import attrs
 
 from convledger import canonical
-from convledger.archive import Archive
+from convledger.archive import Archive, decode_archive
 from convledger.envelope import Envelope, EventDraft, from_wire
 from convledger.errors import (
     ConflictError,
@@ -26,6 +27,8 @@ from convledger.errors import (
     ReplayRefusedError,
 )
 from convledger.memory import MemoryStore
+from convledger.projections.definition import ProjectionDefinition
+from convledger.spills import companion as spill_companion
 from convledger.store import Capability, ImportReport, Page
 from galleries import BrokenStore, broken
 
@@ -278,6 +281,92 @@ class ImportsUnknownKinds(MemoryStore):
         return ImportReport(document["conversationId"], len(events), events[-1].seq)
 
 
+class CalendarOfAPattern(MemoryStore):
+    """ENV-013: checks occurredAt's day with a pattern (``01``-``31``), not the month's length.
+
+    A JSON Schema pattern cannot count the days of a month (``tests/test_schemas.py``); a
+    store validating with one accepts 2023-02-30 and 2024-04-31. Here a stamp whose date
+    only the pattern accepts is validated as the first of its month and kept as written.
+    Found by mutation testing (``scripts/mutation.py``: ``envelope._DAYS_IN_MONTH``): every
+    check compared the store with the suite's model, which shared the reference's table.
+    """
+
+    _DAY = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._written_as: dict[str, str] = {}
+
+    def append(
+        self,
+        conversation_id: str,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_head: int | None = None,
+    ) -> tuple[Envelope, ...]:
+        stand_ins = []
+        for draft in drafts:
+            stamp = draft.occurred_at if isinstance(draft, EventDraft) else None
+            if isinstance(stamp, str) and self._DAY.match(stamp):
+                self._written_as[draft.event_id] = stamp
+                draft = attrs.evolve(draft, occurred_at=f"{stamp[:8]}01{stamp[10:]}")
+            stand_ins.append(draft)
+        return super().append(conversation_id, stand_ins, expected_head=expected_head)
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        kept = tuple(
+            attrs.evolve(d, occurred_at=self._written_as.pop(d.event_id, d.occurred_at))
+            for d in drafts
+        )
+        return super()._append(conversation_id, kept, expected_head)
+
+
+class SeqComparedByEquality(MemoryStore):
+    """ENV-006: judges an archived seq only by ``==`` with the seq expected, so ``true`` is 1.
+
+    In Python ``True == 1``: a store that checks each imported event's seq only against its
+    position, and not as an integer itself, imports a first event with ``"seq": true`` (and
+    stores the 1 it expected). Found by mutation testing (``scripts/mutation.py``: deleting
+    ``check_positive_integer(envelope.seq, ...)`` in ``envelope.validate_envelope``).
+    """
+
+    def import_conversation(
+        self, archive: bytes, *, projections: Sequence[ProjectionDefinition] = ()
+    ) -> ImportReport:
+        try:
+            document = canonical.decode(archive)
+        except Exception:
+            document = None
+        events = document.get("events") if isinstance(document, dict) else None
+        first = events[0] if isinstance(events, list) and events else None
+        if isinstance(first, dict) and first.get("seq") is True:  # position 1: True == 1
+            first["seq"] = 1
+            archive = canonical.encode(document)
+        return super().import_conversation(archive, projections=projections)
+
+
+class DecodesArchivesBeforeTheirSize(MemoryStore):
+    """LIM-006: decodes an archive of any size and imports it when it is valid.
+
+    The store skips the size test before decoding (``limits.check_archive``), so an archive
+    over 128 MiB is imported when its content is valid. Only a canonical archive over the
+    limit tells: 128 MiB of spaces is refused anyway, as not JSON. Found by mutation testing
+    (``scripts/mutation.py``: the one survivor of ``store_base.py`` at smoke); caught at
+    profile ci by the hostile corpus (``a canonical archive one byte over the limit``).
+    """
+
+    def import_conversation(
+        self, archive: bytes, *, projections: Sequence[ProjectionDefinition] = ()
+    ) -> ImportReport:
+        decoded = decode_archive(archive, self._registry)  # no limits.check_archive before
+        if spill_companion.COMPANION in decoded.companions:
+            raise InvalidInputError("an archive with spill objects is imported as a bundle",
+                                    requirement="SPL-042", field="companions")
+        return self._import_checked(decoded, projections)
+
+
 class RefusesNothingUndeclared(MemoryStore):
     """CAP-002: declares only the ledger but serves the operations of other capabilities."""
 
@@ -303,5 +392,8 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("ledger", RawErrorForLargeLimit, "ERR-006"),
     broken("ledger", ImportsUnknownKinds, "RPL-003"),
     broken("ledger", RefusesNothingUndeclared, "CAP-002"),
+    broken("ledger", CalendarOfAPattern, "ENV-013"),
+    broken("ledger", SeqComparedByEquality, "ENV-006"),
+    broken("ledger", DecodesArchivesBeforeTheirSize, "LIM-006"),
 )
 """Every broken store of the ledger core, with the ids that must be among the failed ones."""

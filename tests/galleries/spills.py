@@ -16,7 +16,7 @@ from convledger.archive import Archive
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.memory import MemoryStore
-from convledger.spills.objects import Authorize, SpillMetadata
+from convledger.spills.objects import CREATED, DELETED, Authorize, SpillMetadata
 from convledger.sqlite import SqliteStore
 from galleries import BrokenStore, broken
 from galleries.sqlite import factory_of
@@ -82,10 +82,36 @@ class ReturnsCorruptedSpill(SqliteStore):
         return found[1]
 
 
+class SpillEventsCheckedUpToAnOrdinaryOne(MemoryStore):
+    """SPL-008: stops looking for ``spill/*`` events at the first ordinary event of a batch.
+
+    The loop over the batch says ``break`` where it means ``continue``, so a batch whose
+    forged ``spill/deleted`` of a live object follows an ordinary event is appended. Found
+    by mutation testing (``scripts/mutation.py``: ``spills/operations.py``): every forged
+    event of the suite was alone in its batch. Here the batch is placed without the
+    conversation's live objects in view when such an event follows an ordinary one.
+    """
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        kinds = [draft.kind in (CREATED, DELETED) for draft in drafts]
+        ordinary = kinds.index(False) if False in kinds else len(kinds)
+        if not any(kinds[ordinary:]):
+            return super()._append(conversation_id, drafts, expected_head)
+        live = self._spills.pop(conversation_id, None)
+        try:
+            return super()._append(conversation_id, drafts, expected_head)
+        finally:
+            if live is not None:
+                self._spills[conversation_id] = live
+
+
 BROKEN: tuple[BrokenStore, ...] = (
     broken("spills", AuthorizedOnlyAtPut, "SPL-020"),
     broken("spills", ReferenceOfAnyConversation, "SPL-021"),
     broken("spills", ExportsWithoutSpills, "SPL-044"),
+    broken("spills", SpillEventsCheckedUpToAnOrdinaryOne, "SPL-008"),
     broken("spills", ReturnsCorruptedSpill, "SPL-022", factory=factory_of(ReturnsCorruptedSpill)),
 )
 """Every broken store of chapter SPL and the ids its bug must fail."""

@@ -20,9 +20,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import attrs
+import cbor2
 
 from convledger.limits import BY_NAME
-from convledger_conformance.support import archive, draft, wires
+from convledger_conformance.ledger.strategies import UNKNOWN_KIND
+from convledger_conformance.support import STAMP, archive, draft, wires
 
 SEED: Final = 16
 TOTAL: Final = {"smoke": 0, "ci": 1_000, "thorough": 10_000}
@@ -172,5 +174,66 @@ def _deep_archive() -> bytes:
 OVERSIZED_ARCHIVES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
     "one byte over the archive limit": (
         ("LIM-006",), lambda d, r: b" " * (limit(d, "archiveBytes") + 1)),
+    "a canonical archive one byte over the limit": (
+        ("LIM-006",), lambda d, r: canonical_oversized_archive(limit(d, "archiveBytes") + 1)),
 }
-"""Drawn once per archive slot in profiles ci and thorough (128 MiB)."""
+"""Drawn once per archive slot in profiles ci and thorough (128 MiB).
+
+The spaces are not JSON, so a store that decoded them would refuse them anyway; only the
+canonical archive tells a store that checks the size (LIM-006: before it decodes) from one
+that decodes first and would import it."""
+
+OVERSIZED_BUNDLES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
+    **OVERSIZED_ARCHIVES,
+    "a canonical bundle one byte over the limit": (
+        ("LIM-006",), lambda d, r: canonical_oversized_bundle(limit(d, "archiveBytes") + 1)),
+}
+"""The bundle slot's: a bundle of 128 MiB + 1 whose archive is canonical (SPL-050, LIM-006)."""
+
+ARCHIVE_PARTS: Final = 9
+"""Events of :func:`canonical_oversized_archive`: 128 MiB in 9 keeps each payload under 16 MiB."""
+
+
+def canonical_oversized_archive(size: int) -> bytes:
+    """A canonical, otherwise valid archive of exactly ``size`` bytes (LIM-006).
+
+    :data:`ARCHIVE_PARTS` ignorable events of an unregistered kind (RPL-002) whose payloads
+    are strings of ``x``, spliced into the encoding of a small archive instead of encoded:
+    about 0.1 s and one copy of ``size`` bytes, where encoding the events costs seconds.
+    """
+    marks = [f"h-fill-{part}" for part in range(ARCHIVE_PARTS)]
+    events = [{"schemaVersion": 1, "eventId": f"h-big-{part}", "conversationId": "h-big",
+               "seq": part + 1, "kind": UNKNOWN_KIND, "occurredAt": STAMP, "payload": mark,
+               "ignorable": True} for part, mark in enumerate(marks)]
+    small = archive("h-big", events)
+    fill = size - (len(small) - sum(len(mark) for mark in marks))
+    if fill < ARCHIVE_PARTS:
+        raise ValueError(f"an archive of {size} bytes is too small to fill")
+    pieces = small.split(b'"h-fill-')
+    assert len(pieces) == ARCHIVE_PARTS + 1
+    out = [pieces[0]]
+    for part, piece in enumerate(pieces[1:]):
+        share = fill // ARCHIVE_PARTS + (1 if part < fill % ARCHIVE_PARTS else 0)
+        rest = piece[len(str(part)):]  # after the mark's number: its closing quote onwards
+        out += [b'"', b"x" * share, rest]
+    data = b"".join(out)
+    assert len(data) == size
+    return data
+
+
+def canonical_oversized_bundle(size: int) -> bytes:
+    """A valid bundle (SPL-050) of exactly ``size`` bytes: no objects, one canonical archive.
+
+    The CBOR map of an exported bundle without spills, its archive made by
+    :func:`canonical_oversized_archive` to the size that makes the whole ``size`` bytes (a
+    byte string of 65 536 bytes or more has a 5-byte head).
+    """
+    def encoded(archive_bytes: bytes) -> bytes:
+        document = {"format": "convledger.bundle", "archive": archive_bytes, "objects": [],
+                    "formatVersion": 1}
+        return bytes(cbor2.dumps(document, canonical=True))
+
+    rest = len(encoded(b"")) - 1  # the empty byte string's head is 1 byte
+    data = encoded(canonical_oversized_archive(size - rest - 5))
+    assert len(data) == size
+    return data

@@ -27,6 +27,7 @@ from convledger_conformance.hostile.corpus import (
     INTEGERS,
     JSON_VALUES,
     OVERSIZED_ARCHIVES,
+    OVERSIZED_BUNDLES,
     OVERSIZED_JSON,
     PER_OPERATION,
     PROJECTION,
@@ -100,7 +101,7 @@ def _slot(operation: str, capability: Capability, name: str, family: Family, bui
 L, T, P, J, S, Q = (Capability.LEDGER, Capability.TRANSITIONS, Capability.PURGE,
                     Capability.PROJECTIONS, Capability.SPILLS, Capability.SEARCH)
 ID, INT, JS, TM, AR, WIN = IDENTIFIERS, INTEGERS, JSON_VALUES, TIMES, ARCHIVES, WINDOW_BOUNDS
-BIG_JS, BIG_AR = OVERSIZED_JSON, OVERSIZED_ARCHIVES
+BIG_JS, BIG_AR, BIG_BU = OVERSIZED_JSON, OVERSIZED_ARCHIVES, OVERSIZED_BUNDLES
 
 SLOTS: Final[tuple[Slot, ...]] = (
     _slot("append", L, "conversationId", ID, lambda v: lambda s: s.append(v, [draft("h-n")])),
@@ -190,7 +191,7 @@ SLOTS: Final[tuple[Slot, ...]] = (
     _slot("deleteSpill", S, "occurredAt", TM, lambda v: lambda s: s.delete_spill(
         CONVERSATION, SPILL, event_id="h-del", occurred_at=v)),
     _slot("exportBundle", S, "conversationId", ID, lambda v: lambda s: s.export_bundle(v)),
-    _slot("importBundle", S, "bundle", AR, lambda v: lambda s: s.import_bundle(v), BIG_AR),
+    _slot("importBundle", S, "bundle", AR, lambda v: lambda s: s.import_bundle(v), BIG_BU),
     _slot("search", Q, "requester", ID, lambda v: lambda s: s.search(v, "word")),
     _slot("search", Q, "scope", ID, lambda v: lambda s: s.search(CONVERSATION, "word",
                                                                  scope=[v])),

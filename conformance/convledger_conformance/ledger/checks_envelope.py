@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
 from typing import cast
 
@@ -12,6 +13,7 @@ from convledger import canonical
 from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
 from convledger.envelope import EventDraft
 from convledger.store import LedgerStore
+from convledger_conformance.hostile.corpus import limit
 from convledger_conformance.ledger import strategies as gen
 from convledger_conformance.ledger.model import (
     LedgerModel,
@@ -168,6 +170,36 @@ def check_seq_range(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
+@check("ENV-005", "ENV-006", "LIM-001")
+def check_archived_position_members(ctx: CheckContext) -> None:
+    """ENV-005, ENV-006, LIM-001: an archived envelope's own conversationId and seq are checked.
+
+    They are not only compared with the archive's: a first event whose seq is ``true`` equals 1
+    in languages where booleans are integers, and a conversationId over the identifier limit
+    equals the archive's own when both are too long; each MUST be refused (CAN-017, LIM-001).
+    """
+
+    def body(store: LedgerStore) -> None:
+        refused(partial(store.import_conversation, archive("c", [_unknown("b", True)])),
+                "invalid_input", "ENV-006", "import of a first event with seq true",
+                store=store, touched=["c"])
+        declared = getattr(store, "declared_limits", None)
+        size = limit(declared if isinstance(declared, Mapping) else {}, "identifierBytes")
+        for ident, what, fits in (("x" * size, "at", True), ("x" * (size + 1), "one over", False),
+                                  ("é" * (size // 2 + 1), "one over (2-byte)", False)):
+            data = archive(ident, [_unknown("lim", 1, conversationId=ident)])
+            call = partial(store.import_conversation, data)
+            what = f"import of an archive whose conversationId is {what} the identifier limit"
+            if fits:
+                accepted(call, ("ENV-005", "LIM-001"), what)
+                expect_same_bytes(("ENV-005", "LIM-001"), f"{what}: not kept",
+                                  expected=data, got=store.export_conversation(ident))
+            else:
+                refused(call, "invalid_input", ("ENV-005", "LIM-001"), what)
+
+    run_once(ctx, body)
+
+
 @check("ENV-007")
 def check_kind_is_non_empty(ctx: CheckContext) -> None:
     """ENV-007: kind is a non-empty string of scalar values; any such unknown kind imports."""
@@ -207,6 +239,64 @@ def check_occurred_at_kept_exactly(ctx: CheckContext) -> None:
                                 for v in gen.INVALID_OCCURRED_AT}, "ENV-008")
 
     run_property(ctx, body, gen.occurred_at())
+
+
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+"""The last day of each month of a common year, written out here (ENV-013), not taken from the
+reference: an oracle that shared the reference's table would accept whatever the table says."""
+
+
+def calendar_stamps() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The occurredAt values at the edges of ENV-013's ranges: (accepted, refused).
+
+    Each month's last day in a common and a leap year and the day after it; February 29 of
+    years divisible by 4, 100 and 400; the last and first hour, minute, second (60, LIM-009)
+    and offset and one past each.
+    """
+    good: list[str] = []
+    bad: list[str] = []
+    for year in (2023, 2024):
+        for month, days in enumerate(_MONTH_DAYS, 1):
+            last = days + (month == 2 and year == 2024)
+            good.append(f"{year}-{month:02d}-{last:02d}T00:00:00Z")
+            bad.append(f"{year}-{month:02d}-{last + 1:02d}T00:00:00Z")
+            bad.append(f"{year}-{month:02d}-00T00:00:00Z")
+    good += [f"{year}-02-29T00:00:00Z" for year in ("2000", "2400", "1600", "0004", "0000")]
+    bad += [f"{year}-02-29T00:00:00Z" for year in ("1900", "2100", "2200", "0001", "2022")]
+    good += ["2024-01-01T00:00:00Z", "2024-12-31T23:59:59Z", "2024-06-30T23:59:60Z",
+             "2024-06-30T23:59:59+23:59", "2024-06-30T23:59:59-23:59", "2024-06-30T00:00:00+00:00"]
+    bad += ["2024-00-01T00:00:00Z", "2024-13-01T00:00:00Z", "2024-01-01T24:00:00Z",
+            "2024-01-01T23:60:00Z", "2024-01-01T23:59:61Z", "2024-01-01T00:00:00+24:00",
+            "2024-01-01T00:00:00+23:60", "2024-01-01T00:00:00-24:00", "2024-01-01T00:00:00-00:60"]
+    return tuple(good), tuple(bad)
+
+
+@check("ENV-013", "ENV-008", "LIM-009")
+def check_occurred_at_calendar(ctx: CheckContext) -> None:
+    """ENV-013: each month's last day (and Feb 29 of leap years) accepted, the next day refused."""
+
+    def body(store: LedgerStore) -> None:
+        good, bad = calendar_stamps()
+        ids = ("ENV-013", "ENV-008")
+        for number, stamp in enumerate(good):
+            edge = draft(f"ok-{number}", occurred_at=stamp)
+            placed = accepted(partial(store.append, "c", [edge]), ids, f"append at {stamp!r}")
+            if placed[0].occurred_at != stamp:
+                fail(ids, f"occurredAt {stamp!r} came back as {placed[0].occurred_at!r}")
+        events = [_unknown(f"in-{number}", number + 1, conversationId="d", occurredAt=stamp)
+                  for number, stamp in enumerate(good)]
+        data = archive("d", events)
+        accepted(partial(store.import_conversation, data), ids, "import of the last days")
+        expect_same_bytes(ids, "an imported calendar edge did not round-trip",
+                          expected=data, got=store.export_conversation("d"))
+        for stamp in bad:
+            wrong = draft("wrong", occurred_at=stamp)
+            refused(partial(store.append, "c", [wrong]), "invalid_input", ids,
+                    f"append at {stamp!r}", store=store, touched=["c"])
+        _refuses_events(store, {f"occurredAt {v!r}": _unknown("u", 2, occurredAt=v)
+                                for v in bad}, ids)
+
+    run_once(ctx, body)
 
 
 @check("ENV-009")

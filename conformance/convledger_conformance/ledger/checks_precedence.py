@@ -244,6 +244,11 @@ def check_spill_precedence(ctx: CheckContext) -> None:
             ("delete_spill with an unknown reason of an unknown reference",
              partial(untyped(store).delete_spill, "c", "nope", reason="lost", event_id="s-3",
                      occurred_at=STAMP), "invalid_input"),
+            # an invalid conversationId (ENV-005) comes before the lookup that finds nothing
+            # (found by mutation testing: spills/store.py's delete_spill)
+            ("delete_spill in an empty conversationId",
+             partial(store.delete_spill, "", "live", event_id="s-6", occurred_at=STAMP),
+             "invalid_input"),
         ]
         if PURGE in store.capabilities:
             store.append("p", [draft("p-1")])

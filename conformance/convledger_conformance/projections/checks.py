@@ -136,6 +136,42 @@ def check_partial_catch_up_reports_lag(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
+DEFAULT_MAX_EVENTS: Final = 10_000
+"""PRJ-011's default ``maxEvents``, written out here rather than taken from the reference."""
+
+
+@check("PRJ-011", capability=PRJ)
+def check_catch_up_default_bound(ctx: CheckContext) -> None:
+    """PRJ-011: without maxEvents a catch-up folds 10 000 events; a bound past a page holds.
+
+    Found by mutation testing (``scripts/mutation.py``, ``projections/fold.py``): no check
+    caught up more than 10 000 events without a bound, and none bounded a catch-up between
+    two pages of the store's reads, so a default of 10 001 or a last page read to its full
+    size went unseen.
+    """
+
+    def body(store: LedgerStore) -> None:
+        s = require(store, PRJ)
+        definition = counting()
+        store.append("c", drafts("c", DEFAULT_MAX_EVENTS))
+        store.append("c", drafts("more", 1))
+        first = accepted(partial(s.catch_up, "c", definition), "PRJ-011",
+                         "catch_up of 10 001 events without maxEvents")
+        if first.upto_seq != DEFAULT_MAX_EVENTS:
+            fail("PRJ-011", f"catch_up without maxEvents reached uptoSeq {first.upto_seq}, "
+                            f"not {DEFAULT_MAX_EVENTS}")
+        if s.catch_up("c", definition).upto_seq != DEFAULT_MAX_EVENTS + 1:
+            fail("PRJ-011", "the second catch_up without maxEvents did not reach the head")
+        store.append("p", drafts("p", 2_500))
+        bounded = s.catch_up("p", definition, max_events=1_500)
+        if bounded.upto_seq != 1_500:
+            fail("PRJ-011", f"catch_up(max_events=1500) of 2500 events reached uptoSeq "
+                            f"{bounded.upto_seq}")
+        _same_state(s, "p", definition, "PRJ-011", "after a catch-up bounded inside a page")
+
+    run_once(ctx, body)
+
+
 @check("PRJ-012", "PRJ-013", capability=PRJ)
 def check_checkpoint_never_ahead_never_back(ctx: CheckContext) -> None:
     """PRJ-012, PRJ-013: over random appends and catch-ups, uptoSeq <= head, monotone, exact."""

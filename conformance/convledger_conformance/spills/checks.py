@@ -208,6 +208,12 @@ def check_live_references_unique(ctx: CheckContext) -> None:
                                                       payload=payload)]),
                     "invalid_input", "SPL-008", f"an appended {kind} of a live object",
                     store=store, touched=["c"])
+            refused(partial(store.append, "c", [draft(f"plain-{kind}"),
+                                                draft(f"later-{kind}", kind=kind,
+                                                      payload=payload)]),
+                    "invalid_input", "SPL-008",
+                    f"a batch whose {kind} of a live object follows an ordinary event",
+                    store=store, touched=["c"])
         s.delete_spill("c", "r", event_id="d-1", occurred_at=STAMP)
         accepted(partial(put, s, "c", "r", b"again", "s-3"), "SPL-007", "a put after delete")
         if s.get_spill("c", "r", authorize=allow) != b"again":
