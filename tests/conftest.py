@@ -10,6 +10,11 @@ thorough   random search with a large budget, for hunting bugs before a release
 Both use ``database=None`` (no stale failures replayed from ``.hypothesis/``)
 and ``deadline=None`` (timing is not what these tests judge).
 
+Derandomized is not order-independent: Hypothesis mixes the constants of every
+loaded local module (``tests/`` excepted) into its draws, so a test's examples
+change with the modules earlier tests imported. A test must not depend on a
+particular draw reaching a rule or a value; drive that case explicitly.
+
 Tests marked ``slow`` run only when ``-m`` selects them (``pytest -m slow``); so do
 those marked ``pg_faults`` (``pytest -m pg_faults``: a throwaway PostgreSQL cluster,
 crashed under writers, ``scripts/pg_faults.py``).

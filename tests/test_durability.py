@@ -11,18 +11,20 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from convledger.sqlite import new_file_store
+from conftest import draft
+from convledger.sqlite import SqliteStore, new_file_store
 from convledger_conformance.cli import main
 from convledger_conformance.durability.handoff import hand_off_calls
 from convledger_conformance.durability.history import Call, check_history, linearize
 from convledger_conformance.registry import all_checks
 from convledger_conformance.runner import run_suite
 from galleries import BrokenStore
-from galleries.durability import BROKEN
+from galleries.durability import BROKEN, AcknowledgesBeforeCommit, KeepsWritesInMemory
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
@@ -126,3 +128,29 @@ def test_every_broken_store_is_caught(broken: BrokenStore) -> None:
     caught = {ident for ident in broken.catches if report.status_of(ident) == "failed"}
     assert caught == set(broken.catches), [
         (result.name, result.status, result.message) for result in report.checks]
+
+
+@pytest.mark.parametrize("cls", [AcknowledgesBeforeCommit, KeepsWritesInMemory],
+                         ids=lambda cls: cls.__name__)
+def test_a_store_committing_later_commits_before_close(
+    cls: type[SqliteStore], tmp_path: Path
+) -> None:
+    """Regression: an append right before ``close`` was committed by a thread outliving the store.
+
+    The CAP-005 fresh-store check appends one event and closes at once; the
+    commit thread (50 ms later) or the flush timer (1 s later) then appended on
+    the closed store and raised ``StoreClosedError`` in its thread, a warning
+    of whichever test was running by then. ``close`` now waits for it, so a
+    store closed in order keeps what it acknowledged (only a kill loses it).
+    """
+    path = tmp_path / "ledger.sqlite"
+    before = set(threading.enumerate())
+    store = cls(path)
+    store.append("c", [draft("e1")])
+    store.close()
+    assert [t for t in threading.enumerate() if t not in before] == []
+    reopened = SqliteStore(path)
+    try:
+        assert reopened.head("c") == 1
+    finally:
+        reopened.close()

@@ -9,6 +9,8 @@ at its seqs, and no refusal at all (nothing here should be refused).
 
 from __future__ import annotations
 
+import gc
+import warnings
 from pathlib import Path
 
 from convledger_bench.pg_load import run_writers
@@ -24,3 +26,13 @@ def test_writers_leave_whole_gapless_ledgers(pg_dsn: str, tmp_path: Path) -> Non
     assert found.events == found.acknowledged_events == count * 20
     assert found.kinds == {} and found.untyped == 0
     assert run.seconds > 0
+
+
+def test_a_writer_run_closes_the_writers_pipes(pg_dsn: str, tmp_path: Path) -> None:
+    """Regression: ``Writer.wait`` left each writer's stdin and stdout pipes to the GC."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        run = run_writers(pg_dsn, 2, hot=True, batches=2, size=1, directory=tmp_path)
+        gc.collect()
+    assert run.audit.ok, run.audit
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []

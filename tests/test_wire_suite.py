@@ -7,9 +7,11 @@ test_wire_suite:DropsIgnorableOnRead`` subprocess with this directory on
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -33,6 +35,8 @@ from convledger_conformance.runner import run_suite
 from convledger_conformance.wire.client import WireStoreFactory
 from convledger_conformance.wire.connection import (
     ServerExitedError,
+    WireConnection,
+    WireError,
     WireProtocolError,
     WireTimeoutError,
 )
@@ -256,3 +260,30 @@ def test_file_capabilities_are_the_only_ones_sqlite_loses_over_the_wire() -> Non
     assert SqliteStore.declared - declared == {
         Capability.MIGRATION, Capability.MULTI_PROCESS, Capability.FACT_ROWS,
     }
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [("import time; time.sleep(60)", WireTimeoutError),
+     ("import sys; sys.stdout.write('hello\\n'); sys.stdout.flush(); sys.stdin.read()", WireError)],
+    ids=["hangs", "babbles"],
+)
+def test_a_server_failing_hello_is_reaped_and_its_files_closed(
+    program: str, expected: type[WireError]
+) -> None:
+    """Regression: a connection whose hello failed left its server and pipes to the GC.
+
+    The constructor raised, so no caller could close it: every suite run (WIR-009
+    starts such servers) left a ``sleep 60`` child running and ResourceWarnings
+    (``subprocess ... is still running``, unclosed files) in the default run.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        try:
+            WireConnection([sys.executable, "-c", program], timeout=0.5)
+        except expected:
+            pass
+        else:
+            pytest.fail("the connection started")
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []

@@ -24,6 +24,7 @@ seqs it was acknowledged with, and every batch is stored whole or not at all.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -135,8 +136,13 @@ class Writer:
         return {line["batch"]: line["seqs"] for line in self.lines() if "seqs" in line}
 
     def wait(self, timeout: float = 600.0) -> int:
-        """Wait for the process to end; its exit status."""
-        return self.process.wait(timeout)
+        """Wait for the process to end, then close its pipes; its exit status."""
+        code = self.process.wait(timeout)
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):  # a killed writer's stdin may be broken
+                    pipe.close()
+        return code
 
 
 @attrs.frozen

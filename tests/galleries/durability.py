@@ -36,7 +36,14 @@ from galleries.sqlite import factory_of
 
 
 class _CommitsLater(SqliteStore):
-    """Answers an append with the envelopes it will have and commits it ``DELAY`` later."""
+    """Answers an append with the envelopes it will have and commits it ``DELAY`` later.
+
+    ``close`` first waits for the commits still pending (a store closed in order
+    keeps what it acknowledged; only a kill loses it, which is the bug the crash
+    check proves). Without that, an append just before ``close`` (the CAP-005
+    fresh-store check makes one) committed on a closed store in a thread that
+    outlived it, and pytest reported the thread's ``StoreClosedError``.
+    """
 
     DELAY: ClassVar[float] = 0.05
 
@@ -44,6 +51,18 @@ class _CommitsLater(SqliteStore):
         super().__init__(*args, **kwargs)
         self._pending: dict[str, int] = {}
         self._pending_lock = threading.Lock()
+        self._commits: list[threading.Thread] = []
+
+    def close(self) -> None:
+        self._drain()
+        super().close()
+
+    def _drain(self) -> None:
+        """Wait until every acknowledged append is committed."""
+        with self._pending_lock:
+            threads = list(self._commits)
+        for thread in threads:
+            thread.join()
 
     def _append(self, conversation_id: str, drafts: tuple[EventDraft, ...],
                 expected_head: int | None) -> tuple[Envelope, ...]:
@@ -62,7 +81,14 @@ class _CommitsLater(SqliteStore):
             time.sleep(self.DELAY)
             self._commit(conversation_id, drafts)
 
-        threading.Thread(target=commit, daemon=True).start()
+        thread = threading.Thread(target=commit, daemon=True)
+        self._track(thread)
+        thread.start()
+
+    def _track(self, thread: threading.Thread) -> None:
+        """Keep ``thread`` for ``close`` to wait on (and forget those already done)."""
+        with self._pending_lock:
+            self._commits = [*(t for t in self._commits if t.is_alive()), thread]
 
     def _commit(self, conversation_id: str, drafts: tuple[EventDraft, ...]) -> None:
         with self._pending_lock:
@@ -94,7 +120,17 @@ class KeepsWritesInMemory(_CommitsLater):
             if self._timer is None:
                 self._timer = threading.Timer(1.0, self._flush)
                 self._timer.daemon = True
+                self._commits = [*(t for t in self._commits if t.is_alive()), self._timer]
                 self._timer.start()
+
+    def _drain(self) -> None:
+        """Stop the timers (or wait for a flush one began), then flush what is left."""
+        with self._pending_lock:
+            timers = [t for t in self._commits if isinstance(t, threading.Timer)]
+        for timer in timers:
+            timer.cancel()
+        super()._drain()
+        self._flush()
 
     def _flush(self) -> None:
         with self._pending_lock:

@@ -82,7 +82,17 @@ class WireConnection:
                 env=env,
             )
         except OSError as error:
+            self._stderr.close()
             raise ServerExitedError(f"cannot start {self.argv!r}: {error}") from error
+        try:
+            self.hello: dict[str, Any] = self._greet()
+        except BaseException:
+            # No caller can close a connection whose constructor raised: reap the
+            # server and close its pipes here, or they outlive the failed start.
+            self.close()
+            raise
+
+    def _greet(self) -> dict[str, Any]:
         try:
             hello = self.request("hello", {"protocol": PROTOCOL_VERSION})
         except LedgerError as refusal:
@@ -91,7 +101,7 @@ class WireConnection:
         if not isinstance(hello, dict) or hello.get("protocol") != PROTOCOL_VERSION:
             self._break(WireProtocolError(f"the server's hello is {hello!r}"))
             raise self._broken  # type: ignore[misc]
-        self.hello: dict[str, Any] = hello
+        return hello
 
     @property
     def pid(self) -> int:
