@@ -139,15 +139,19 @@ def test_the_seam_runs_the_chosen_code() -> None:
         assert codec.encode is fast_canonical.encode
         assert codec.decode_stored is fast_decode.decode_stored
         assert codec.decode_stored_page is fast_decode.decode_stored_page
+        assert codec.decode_stored_bytes is fast_decode.decode_stored_bytes
         assert codec.encode_stored is fast_archive.encode_stored
     else:
         assert codec.encode is canonical.encode
         assert codec.encode_stored is None
         assert codec.decode_stored_page.__module__ == "convledger.codec"
+        assert codec.decode_stored_bytes.__module__ == "convledger.codec"
     value = {"b": [1, 1.5, "\u2028"], "a": None}
     assert codec.encode(value) == canonical.encode(value)
     assert codec.decode_stored(canonical.encode(value).decode("utf-8")) == value
     assert codec.decode_stored_page([canonical.encode(value), b"1e+21"]) == [value, 1e21]
+    assert codec.decode_stored_bytes(canonical.encode(value)) == value
+    assert type(codec.decode_stored_bytes(b"10000000000000000")) is float  # CAN-013: 1e16
 
 
 def seam_environment(choice: str) -> dict[str, str]:

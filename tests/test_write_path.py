@@ -57,6 +57,7 @@ def test_validated_batch_carries_the_one_canonical_text() -> None:
     (checked,) = validated_batch(default_registry(), "c", [_state(payload["value"])], None)
     assert type(checked) is DetachedDraft
     assert checked.canonical_payload == canonical.encode(payload).decode("utf-8")
+    assert checked.canonical_bytes == canonical.encode(payload)
     assert checked.payload == canonical.decode(checked.canonical_payload.encode())
     assert detached_payloads((checked,)) == (checked.canonical_payload,)
     assert detached_payloads((checked, _state(1))) is None
@@ -124,6 +125,30 @@ def test_a_caller_mutating_its_drafts_after_append_changes_nothing(store: Ledger
     read[0].payload["value"]["list"].append("from read")
     assert store.export_conversation("c") == before
     assert placed[0].payload is not read[0].payload
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with each number tagged by its type (1 == 1.0 == True in Python)."""
+    if isinstance(value, dict):
+        return {name: _typed(item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    return (type(value).__name__, value)
+
+
+def test_the_copies_of_a_batch_are_what_the_strict_decoder_reads(store: LedgerStore) -> None:
+    """LED-014, CAN-013: the stored and the handed-out payloads of a batch, decoded from the
+    bytes the append encoded, are the strict decoder's values, types included: a long
+    integer literal (1e16 is written ``10000000000000000``) is a float, 2**53 - 1 an int."""
+    values = [[1e16, 2**53 - 1, True], {"x": [1, 1.5, None]}, "\u2028\x7f\U0001f600"]
+    drafts = [_state(value, f"e{index}") for index, value in enumerate(values)]
+    placed = store.append("c", drafts)
+    expected = [canonical.decode(canonical.encode(draft.payload)) for draft in drafts]
+    assert [_typed(envelope.payload) for envelope in placed] == _typed(expected)
+    read = store.read("c").items
+    assert [_typed(envelope.payload) for envelope in read] == _typed(expected)
+    assert all(one.payload is not other.payload for one, other in zip(placed, read, strict=True))
+    assert type(placed[0].payload["value"][0]) is float  # type: ignore[index]
 
 
 def test_a_detached_draft_handed_back_is_detached_again(store: LedgerStore) -> None:

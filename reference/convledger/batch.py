@@ -92,11 +92,14 @@ class DetachedDraft(EventDraft):
 
     ``canonical_payload`` is the canonical JSON text of the payload (CAN-001),
     the one encoding of the append: a store writes it as it is (SQL-005) instead
-    of encoding the payload again. The payload object is the store's own: no
-    caller holds it (LED-014). ``canonical_payload`` takes no part in equality.
+    of encoding the payload again. ``canonical_bytes`` is the same text as the
+    encoder wrote it (UTF-8), from which the copies are decoded (LED-014). The
+    payload object is the store's own: no caller holds it (LED-014). Neither
+    text takes part in equality.
     """
 
     canonical_payload: str = attrs.field(default="", eq=False, repr=False, kw_only=True)
+    canonical_bytes: bytes = attrs.field(default=b"", eq=False, repr=False, kw_only=True)
 
 
 def detached_payloads(drafts: Sequence[EventDraft]) -> tuple[str, ...] | None:
@@ -113,14 +116,16 @@ def detached_payloads(drafts: Sequence[EventDraft]) -> tuple[str, ...] | None:
 def handed_out(placed: Sequence[Envelope], drafts: Sequence[EventDraft]) -> tuple[Envelope, ...]:
     """Copies of the envelopes a store keeps, for the caller of an append (LED-014).
 
-    For drafts from :func:`validated_batch`, each payload is decoded again from
-    the text the append encoded (the decoder behind the seam copies a payload
-    faster than :func:`~convledger.envelope.copied` walks it); otherwise
-    :func:`~convledger.envelope.copied`.
+    For drafts from :func:`validated_batch`, the payloads are decoded again from
+    the bytes the append encoded, the whole batch in one call (the decoder behind
+    the seam copies a payload faster than :func:`~convledger.envelope.copied`
+    walks it); otherwise :func:`~convledger.envelope.copied`.
     """
-    payloads = detached_payloads(drafts)
-    if payloads is None:
+    if not all(type(draft) is DetachedDraft for draft in drafts):
         return tuple(copied(envelope) for envelope in placed)
+    payloads = codec.decode_stored_page(
+        [draft.canonical_bytes for draft in drafts]  # type: ignore[attr-defined]
+    )
     return tuple(
         Envelope(
             envelope.schema_version,
@@ -129,7 +134,7 @@ def handed_out(placed: Sequence[Envelope], drafts: Sequence[EventDraft]) -> tupl
             envelope.seq,
             envelope.kind,
             envelope.occurred_at,
-            codec.decode_stored(payload),
+            payload,
             envelope.ignorable,
         )
         for envelope, payload in zip(placed, payloads, strict=True)
@@ -160,9 +165,9 @@ def _detached(draft: EventDraft) -> DetachedDraft:
     limits.check_size(encoded, "payload")  # LIM-004
     text = encoded.decode("utf-8")
     try:
-        # codec.decode_stored reads canonical text exactly as canonical.decode does (the
-        # fast one is proven in tests/test_fast_decode.py), and the encoder just wrote it.
-        payload = codec.decode_stored(text)
+        # codec.decode_stored_bytes reads canonical bytes exactly as canonical.decode does
+        # (the fast one is proven in tests/test_fast_decode.py); the encoder just wrote them.
+        payload = codec.decode_stored_bytes(encoded)
     except CanonicalJsonError as error:
         raise _not_canonical(error) from error
     return DetachedDraft(
@@ -173,6 +178,7 @@ def _detached(draft: EventDraft) -> DetachedDraft:
         draft.schema_version,
         draft.ignorable,
         canonical_payload=text,
+        canonical_bytes=encoded,
     )
 
 

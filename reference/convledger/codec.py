@@ -25,6 +25,11 @@ page`                  in texts]`` (CAN-010 .. CAN-013)       decode_stored_page
                                                               ``tests/test_fast_decode.py``; on
                                                               canonical bytes only (the SQLite
                                                               read path)
+:func:`decode_stored_ ``canonical.decode(data)``             :func:`convledger.fast.decode.
+bytes`                 (CAN-010 .. CAN-013)                   decode_stored_bytes` (msgspec),
+                                                              ``tests/test_fast_decode.py``; on
+                                                              canonical bytes only (the copies
+                                                              of an append, LED-014)
 :func:`decode_       None: the caller decodes with          :func:`convledger.fast.decode.
 canonical`             ``canonical.decode`` and compares      decode_canonical` (msgspec, then
                        ``encode(value) == data`` (ARC-003)    the fast encoder), ``tests/test_
@@ -98,6 +103,11 @@ def _clear_decode_stored(text: str) -> JsonValue:
     return cast(JsonValue, canonical.decode(text.encode("utf-8")))
 
 
+def _clear_decode_stored_bytes(data: bytes) -> JsonValue:
+    """CAN-010 .. CAN-013: the strict decoder on stored UTF-8 bytes."""
+    return cast(JsonValue, canonical.decode(data))
+
+
 def _clear_decode_stored_page(texts: Sequence[bytes]) -> list[JsonValue]:
     """CAN-010 .. CAN-013: the strict decoder on each stored UTF-8 text, in order."""
     return [cast(JsonValue, canonical.decode(data)) for data in texts]
@@ -114,6 +124,10 @@ clear encoder's ``reason``."""
 
 decode_stored: Callable[[str], JsonValue]
 """The value of canonical JSON text a store wrote (CAN-010 .. CAN-013)."""
+
+decode_stored_bytes: Callable[[bytes], JsonValue]
+"""The value of canonical JSON a store wrote, given as its UTF-8 bytes (CAN-010 .. CAN-013):
+the append path decodes its detached copies so (LED-014)."""
 
 decode_stored_page: Callable[[Sequence[bytes]], list[JsonValue]]
 """The values of canonical JSON texts a store wrote, given as their UTF-8 bytes, in order
@@ -162,6 +176,7 @@ if CHOSEN == "fast":
 
     encode = _fast_canonical.encode
     decode_stored = _fast_decode.decode_stored
+    decode_stored_bytes = _fast_decode.decode_stored_bytes
     decode_stored_page = _fast_decode.decode_stored_page
     decode_canonical = _fast_decode.decode_canonical
     encode_stored = _fast_archive.encode_stored
@@ -171,6 +186,7 @@ if CHOSEN == "fast":
 else:
     encode = canonical.encode
     decode_stored = _clear_decode_stored
+    decode_stored_bytes = _clear_decode_stored_bytes
     decode_stored_page = _clear_decode_stored_page
     decode_canonical = _clear_decode_canonical
     encode_stored = None
@@ -185,6 +201,7 @@ __all__ = [
     "compile_schema",
     "decode_canonical",
     "decode_stored",
+    "decode_stored_bytes",
     "decode_stored_page",
     "encode",
     "encode_payload",
