@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from functools import partial
 from typing import Final
 
@@ -282,7 +283,9 @@ def check_held_catch_up_never_regresses(ctx: CheckContext) -> None:
     release = threading.Event()
 
     def fold(state: JsonValue, envelope: Envelope) -> JsonValue:
-        if threading.current_thread().name == "held" and not held.is_set():
+        # the first fold of the check is the held catch-up's (the second starts after it);
+        # not told by thread: over the wire the client calls the fold from its own thread
+        if not held.is_set():
             held.set()
             release.wait(JOIN_SECONDS)
         return plain_definition.fold(state, envelope)
@@ -299,10 +302,13 @@ def check_held_catch_up_never_regresses(ctx: CheckContext) -> None:
         crashes: list[BaseException] = []
 
         def catch_up(on: ProjectionStore, name: str, bound: int) -> None:
+            # unheld (the fold was never called), the second catch-up folds by name
+            used = definition if name == "held" or held.is_set() else plain_definition
             try:
-                answers[name] = on.catch_up("c", definition, max_events=bound).upto_seq
+                answers[name] = on.catch_up("c", used, max_events=bound).upto_seq
             except LedgerError as error:
-                if error.kind != "conflict":  # a refused conditional write (PRJ-013)
+                unnamed = error.kind == "invalid_input" and not held.is_set()  # WIR-018
+                if error.kind != "conflict" and not unnamed:  # conflict: PRJ-013's refusal
                     crashes.append(error)
             except BaseException as error:
                 crashes.append(error)
@@ -311,8 +317,15 @@ def check_held_catch_up_never_regresses(ctx: CheckContext) -> None:
         second = threading.Thread(target=catch_up, args=(other, "second", 10), daemon=True)
         first.start()
         try:
-            if not held.wait(JOIN_SECONDS):
-                fail("PRJ-011", "catch_up(max_events=1) of 10 events never called the fold")
+            # A store that folds with its own copy of the definition (over the wire folds
+            # travel by name, WIR-018) never calls this fold: the race is then not forced,
+            # and only the verdict below is checked.
+            deadline = time.monotonic() + JOIN_SECONDS
+            while not held.wait(0.05) and first.is_alive() and time.monotonic() < deadline:
+                pass
+            if not held.is_set() and first.is_alive():
+                fail("PRJ-011", "catch_up(max_events=1) of 10 events did not end in"
+                                f" {JOIN_SECONDS:.0f} s and never called the fold")
             second.start()
             second.join(HOLD_SECONDS)  # a serializing store keeps it waiting: that is fine
         finally:
