@@ -248,6 +248,10 @@ BODIES = {
 # -- rows beside the ledger, on every store declaring fact_rows (FCT-024, TRN-093) -------------
 
 
+UTF16_REORDERS = ("\U0001f600", "\ufb01")
+"""Two ids in UTF-16 code-unit order, the reverse of their code-point order (FCT-024)."""
+
+
 def _rows_written(store: LedgerStore) -> dict[tuple[str, str], tuple[object, ...]]:
     """Write links and schedules of two owners, each key twice; the rows expected back."""
     rows = require(store, Capability.FACT_ROWS)
@@ -256,7 +260,10 @@ def _rows_written(store: LedgerStore) -> dict[tuple[str, str], tuple[object, ...
     plans = [ScheduleRow(PARENT, "s-b", "at", STAMP, "active", 0),
              ScheduleRow(PARENT, "s-a", "every", STAMP, "active", 0),
              ScheduleRow(OTHER, "s-c", "after", STAMP, "active", 0)]
-    written: list[ChildLink | ScheduleRow] = [*links, *plans]
+    # ids that UTF-16 code units order the other way round (U+1F600 before U+FB01)
+    astral = [ChildLink(PARENT, child, "spawned", 0, {}) for child in UTF16_REORDERS]
+    timers = [ScheduleRow(PARENT, s, "at", STAMP, "active", 0) for s in UTF16_REORDERS]
+    written: list[ChildLink | ScheduleRow] = [*links, *plans, *astral, *timers]
     for row in written:
         rows.write_fact_rows(row, [])
     running = attrs.evolve(links[1], state="running")
@@ -264,9 +271,9 @@ def _rows_written(store: LedgerStore) -> dict[tuple[str, str], tuple[object, ...
     rows.write_fact_rows(running, [])
     rows.write_fact_rows(fired, [])
     return {
-        ("child_links", PARENT): (running, links[0]),
+        ("child_links", PARENT): (running, links[0], astral[1], astral[0]),
         ("child_links", OTHER): (links[2],),
-        ("schedules", PARENT): (fired, plans[0]),
+        ("schedules", PARENT): (fired, plans[0], timers[1], timers[0]),
         ("schedules", OTHER): (plans[2],),
     }
 

@@ -12,7 +12,9 @@ which runs the same invariants over random programs).
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 from functools import partial
 from typing import Final
 
@@ -20,12 +22,14 @@ import attrs
 from hypothesis import strategies as st
 
 from convledger import canonical
+from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import LedgerError
 from convledger.interface import require
 from convledger.projections import ProjectionDefinition
 from convledger.projections.store import ProjectionStore
 from convledger.store import Capability, LedgerStore
+from convledger_conformance.ledger.handles_support import second_handles
 from convledger_conformance.projections.model import counting, expected_state, ledger, loose
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import (
@@ -290,3 +294,89 @@ def _redraft(envelope: Envelope) -> EventDraft:
         payload=envelope.payload, schema_version=envelope.schema_version,
         ignorable=envelope.ignorable,
     )
+
+
+HOLD_SECONDS = 1.0
+"""How long the held catch-up waits for the other one to finish before it is released."""
+JOIN_SECONDS = 30.0
+"""How long each catch-up may take after the release (bounded: a store must fail, not hang)."""
+
+
+@check("PRJ-011", "PRJ-013", capability=PRJ)
+def check_held_catch_up_never_regresses(ctx: CheckContext) -> None:
+    """PRJ-011, PRJ-013: a catch-up held between its read and its write never moves uptoSeq back.
+
+    The fold is the suite's, so it forces the interleaving instead of waiting for
+    it: the fold of a ``max_events=1`` catch-up blocks on its first event while a
+    second catch-up (on a second handle when the store declares ``multi_process``)
+    folds all ten; then it is released. A store that serializes the two makes the
+    second wait (joined with a timeout, then the first is released anyway); the
+    verdict is on the checkpoint stored at the end.
+    """
+    ids = ("PRJ-011", "PRJ-013")
+    plain_definition = counting()
+    held = threading.Event()
+    release = threading.Event()
+
+    def fold(state: JsonValue, envelope: Envelope) -> JsonValue:
+        # the first fold of the check is the held catch-up's (the second starts after it);
+        # not told by thread: over the wire the client calls the fold from its own thread
+        if not held.is_set():
+            held.set()
+            release.wait(JOIN_SECONDS)
+        return plain_definition.fold(state, envelope)
+
+    definition = attrs.evolve(plain_definition, fold=fold)
+    with fresh_store(ctx) as store, contextlib.ExitStack() as stack:
+        s = require(store, PRJ)
+        other = s
+        if Capability.MULTI_PROCESS in store.capabilities:
+            (handle,) = stack.enter_context(second_handles(store, 1, ids))
+            other = require(handle, PRJ)
+        store.append("c", drafts("held", 10))
+        answers: dict[str, int] = {}
+        crashes: list[BaseException] = []
+
+        def catch_up(on: ProjectionStore, name: str, bound: int) -> None:
+            # unheld (the fold was never called), the second catch-up folds by name
+            used = definition if name == "held" or held.is_set() else plain_definition
+            try:
+                answers[name] = on.catch_up("c", used, max_events=bound).upto_seq
+            except LedgerError as error:
+                unnamed = error.kind == "invalid_input" and not held.is_set()  # WIR-018
+                if error.kind != "conflict" and not unnamed:  # conflict: PRJ-013's refusal
+                    crashes.append(error)
+            except BaseException as error:
+                crashes.append(error)
+
+        first = threading.Thread(target=catch_up, args=(s, "held", 1), name="held", daemon=True)
+        second = threading.Thread(target=catch_up, args=(other, "second", 10), daemon=True)
+        first.start()
+        try:
+            # A store that folds with its own copy of the definition (over the wire folds
+            # travel by name, WIR-018) never calls this fold: the race is then not forced,
+            # and only the verdict below is checked.
+            deadline = time.monotonic() + JOIN_SECONDS
+            while not held.wait(0.05) and first.is_alive() and time.monotonic() < deadline:
+                pass
+            if not held.is_set() and first.is_alive():
+                fail("PRJ-011", "catch_up(max_events=1) of 10 events did not end in"
+                                f" {JOIN_SECONDS:.0f} s and never called the fold")
+            second.start()
+            second.join(HOLD_SECONDS)  # a serializing store keeps it waiting: that is fine
+        finally:
+            release.set()
+        for thread in (first, second):
+            thread.join(JOIN_SECONDS)
+            if thread.is_alive():
+                fail(ids, f"a catch-up did not finish {JOIN_SECONDS:.0f} s after the release")
+        if crashes:
+            fail(ids, f"a held or concurrent catch-up failed: {crashes[0]!r}")
+        stored = s.load_checkpoint("c", definition.name)
+        actual = 0 if stored is None else stored.upto_seq
+        highest = max(answers.values(), default=0)
+        if actual < highest:
+            fail(ids, f"catch_up(max_events=1), held between its read and its write while"
+                      f" another catch_up(max_events=10) stored uptoSeq {highest}: expected the"
+                      f" stored uptoSeq to stay {highest}, actual {actual}")
+        _same_state(s, "c", plain_definition, ids, "after the held catch-up")

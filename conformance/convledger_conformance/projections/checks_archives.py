@@ -35,7 +35,7 @@ from convledger_conformance.support import (
 
 @check("PRJ-040", "PRJ-044", capability=PRJ)
 def check_checkpoints_travel_in_archives(ctx: CheckContext) -> None:
-    """PRJ-040, PRJ-044: checkpoints in the companion, by name; re-import gives the same bytes."""
+    """PRJ-040, PRJ-044: checkpoints in the companion, by name (code points); re-import is equal."""
 
     def body(store: LedgerStore) -> None:
         s = require(store, PRJ)
@@ -45,17 +45,20 @@ def check_checkpoints_travel_in_archives(ctx: CheckContext) -> None:
             fail("PRJ-040", "an archive without checkpoints carries a projections companion")
         s.catch_up("c", counting(name="zeta"), max_events=4)
         s.catch_up("c", SUMMARY)
+        for name in ("\U0001f600", "\ufb01"):  # UTF-16 code units put U+1F600 first
+            s.catch_up("c", counting(name=name), max_events=1)
         data = store.export_conversation("c")
         document = canonical.decode(data)
         assert isinstance(document, dict)
         companions = document["companions"]
         assert isinstance(companions, dict)
         names = [item["name"] for item in companions.get("projections", [])]
-        if names != ["convledger.summary", "zeta"]:
+        if names != ["convledger.summary", "zeta", "\ufb01", "\U0001f600"]:
             fail("PRJ-040", f"the projections companion lists {names!r}")
         with fresh_store(ctx) as target:
             t = require(target, PRJ)
-            accepted(partial(t.import_conversation, data, projections=[counting(name="zeta")]),
+            definitions = [counting(name=name) for name in ("zeta", "\U0001f600", "\ufb01")]
+            accepted(partial(t.import_conversation, data, projections=definitions),
                      "PRJ-044", "import of checkpoints")
             expect_same_bytes("PRJ-044", "re-export of imported checkpoints gives other bytes",
                               expected=data, got=target.export_conversation("c"))

@@ -21,6 +21,7 @@ from convledger_conformance.ledger.model import read_whole
 from convledger_conformance.profiles import scaled
 from convledger_conformance.projections.model import loose
 from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.runtime.checks_reads import SCAN_CONVERSATIONS
 from convledger_conformance.search.machine import build_search_machine
 from convledger_conformance.search.model import expected_hits
 from convledger_conformance.support import (
@@ -94,6 +95,31 @@ def check_search_others_only_when_authorized(ctx: CheckContext) -> None:
             got = store.search("me", "shared", authorize=loose(callback))
             if pairs(got) != [("me", 1)]:
                 fail("SRC-011", f"a {what} callback let {pairs(got)} through")
+
+    run_once(ctx, body)
+
+
+@check("SRC-003", "SRC-011", "SRC-012", capability=SRC)
+def check_other_conversations_in_code_point_order(ctx: CheckContext) -> None:
+    """SRC-003: other conversations by code point, on ids that UTF-16 and locale orders reorder.
+
+    ``SCAN_CONVERSATIONS`` holds U+1F600 beside U+FFFF (UTF-16 code units put the
+    emoji first), U+00E9 and ``Z`` beside ``a`` and ``z`` (locales put them together)
+    and control characters, so only code-point order gives the expected answer,
+    with a scope in any order and without one.
+    """
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, SRC)
+        for n, cid in enumerate(("me", *SCAN_CONVERSATIONS)):
+            store.append(cid, [draft(f"order-{n}", "needle")])
+        want = [("me", 1)] + [(cid, 1) for cid in sorted(
+            SCAN_CONVERSATIONS, key=lambda c: c.encode("utf-8"))]
+        for what, scope in (("no scope", None), ("the scope as listed", SCAN_CONVERSATIONS),
+                            ("the scope reversed", SCAN_CONVERSATIONS[::-1])):
+            hits = store.search("me", "needle", scope=scope, authorize=lambda _: True)
+            if pairs(hits) != want:
+                fail("SRC-003", f"search with {what} answered {pairs(hits)}, want {want}")
 
     run_once(ctx, body)
 
@@ -211,8 +237,8 @@ def check_bad_queries_and_limits_refused(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-@check("SRC-010", "SRC-011", "SRC-013", capability=SRC)
+@check("SRC-003", "SRC-010", "SRC-011", "SRC-013", capability=SRC)
 def check_search_machine(ctx: CheckContext) -> None:
-    """SRC-010, SRC-011, SRC-013: random callbacks over many conversations leak nothing."""
+    """SRC-003, SRC-010, SRC-011, SRC-013: random callbacks over many conversations leak nothing."""
     machine = build_search_machine(ctx.factory)
     run_state_machine_as_test(machine, settings=scaled(ctx.profile, share=0.5))

@@ -2,8 +2,9 @@
 
 After every search the hits must be exactly the model's (own first, then
 granted conversations in code-point order, ``limit`` in all), so no hit of a
-denied conversation ever reaches the caller and own hits are never starved
-(SRC-010, SRC-011, SRC-013).
+denied conversation ever reaches the caller, own hits are never starved and
+the conversation ids, whose UTF-16 order differs, come by code point
+(SRC-003, SRC-010, SRC-011, SRC-013).
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from convledger.interface import require
 from convledger.search.store import SearchStore
 from convledger.store import Capability
 from convledger_conformance.registry import CheckFailure, StoreFactory
+from convledger_conformance.runtime.checks_reads import SCAN_CONVERSATIONS
 from convledger_conformance.search.model import expected_hits
 
-CONVERSATIONS = tuple(f"conv-{n}" for n in range(8))
+CONVERSATIONS = SCAN_CONVERSATIONS
+"""Eight ids whose code-point order differs from UTF-16 and locale orders (SRC-003)."""
 WORDS = ("apple", "pear", "plum", "fig")
 
 
@@ -64,6 +67,7 @@ def build_search_machine(factory: StoreFactory) -> type[RuleBasedStateMachine]:
                     raise CheckFailure(("SRC-011",), f"a hit of denied {cid!r} reached the caller")
             want = expected_hits(self.ledgers, requester, word, limit, allow, scope)
             if got != want:
-                raise CheckFailure(("SRC-010", "SRC-013"), f"search answered {got}, want {want}")
+                raise CheckFailure(("SRC-003", "SRC-010", "SRC-013"),
+                                   f"search answered {got}, want {want}")
 
     return SearchMachine

@@ -279,11 +279,13 @@ def check_archives_carry_metadata_only(ctx: CheckContext) -> None:
         put(s, "c", "aa", b"first", "s-2")
         put(s, "c", "gone", b"x", "s-3")
         s.delete_spill("c", "gone", event_id="d-1", occurred_at=STAMP)
+        put(s, "c", "\U0001f600", b"emoji", "s-4")  # UTF-16 code units put U+1F600 first
+        put(s, "c", "\ufb01", b"ligature", "s-5")
         data = store.export_conversation("c")
         companions = _document(data)["companions"]
         assert isinstance(companions, dict)
         listed = [(e["reference"], e["createdSeq"]) for e in companions.get("spills", [])]
-        if listed != [("aa", 3), ("zz", 2)]:
+        if listed != [("aa", 3), ("zz", 2), ("\ufb01", 7), ("\U0001f600", 6)]:
             fail(("SPL-040", "SPL-044"), f"the spills companion lists {listed!r}")
         if b"first" in data or b"last" in data:
             fail("SPL-040", "the JSON archive carries spill bytes")
