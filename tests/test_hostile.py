@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from convledger import limits
@@ -24,6 +25,7 @@ from convledger.runtime.transitions import Accept, Acquire, Fence, Operation
 from convledger.sqlite import SqliteStore
 from convledger.store import Capability
 from convledger.wire.server import PROTOCOL_VERSION, WireServer
+from convledger_conformance import spec_values
 from convledger_conformance.hostile.checks import digest, run_corpus
 from convledger_conformance.hostile.operations import corpus, prepare
 from convledger_conformance.support import STAMP, draft
@@ -46,7 +48,8 @@ def test_the_limits_table_is_one_table() -> None:
     reference = [{"name": item.name, "value": item.value, "unit": item.unit,
                   "requirement": item.requirement, "declare": item.declare}
                  for item in limits.LIMITS]
-    assert shipped == _table_of_the_chapter() == reference
+    oracle = [attrs.asdict(item) for item in spec_values.LIMITS]
+    assert shipped == _table_of_the_chapter() == reference == oracle
     assert len(shipped) == 6
 
 
@@ -92,8 +95,9 @@ def test_the_bounds_table_is_one_table() -> None:
     reference = [{"name": item.name, "minimum": item.minimum, "maximum": item.maximum,
                   "unit": item.unit, "requirement": item.requirement,
                   "operation": item.operation} for item in limits.BOUNDS]
-    assert shipped == _bounds_of_the_chapter() == reference
-    assert len(shipped) == 11
+    oracle = [attrs.asdict(item) for item in spec_values.BOUNDS]
+    assert shipped == _bounds_of_the_chapter() == reference == oracle
+    assert len(shipped) == 12
 
 
 def test_each_bound_is_written_in_its_sentence() -> None:
@@ -105,6 +109,32 @@ def test_each_bound_is_written_in_its_sentence() -> None:
         if item.minimum is not None:
             ranged = f"from {item.minimum} to {item.maximum}" in sentence
             assert ranged or (item.minimum == 1 and "non-empty" in sentence), item.name
+
+
+def _defaults_of_the_chapter() -> list[dict[str, Any]]:
+    text = (ROOT / "spec" / "limits.md").read_text("utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| (\d+) \| `(\w+)` \| ([A-Z]+-\d{3}) \| `(\w+)` \|$", text,
+                      re.MULTILINE)
+    return [{"name": name, "value": int(value), "argument": argument, "requirement": ident,
+             "operation": operation} for name, value, argument, ident, operation in rows]
+
+
+def test_the_defaults_table_is_one_table() -> None:
+    """spec/limits.json's defaults, the chapter's third table and the suite's values agree."""
+    shipped = json.loads((ROOT / "spec" / "limits.json").read_text("utf-8"))["defaults"]
+    oracle = [attrs.asdict(item) for item in spec_values.DEFAULTS]
+    assert shipped == _defaults_of_the_chapter() == oracle
+    assert len(shipped) == 5
+
+
+def test_each_default_is_written_in_its_sentence() -> None:
+    """The sentence of each default's id names the argument and its value as the default."""
+    sentences = _sentences()
+    for item in spec_values.DEFAULTS:
+        sentence = sentences[item.requirement]
+        assert f"`{item.argument}`" in sentence and "default" in sentence, item.name
+        stated = rf"`{item.argument}` (?:MUST default )?to {item.value}\b|\(default {item.value}\b"
+        assert re.search(stated, sentence), (item.name, item.value)
 
 
 def test_every_stated_bound_is_in_a_table() -> None:

@@ -77,6 +77,7 @@ BOUNDS: tuple[Bound, ...] = (
     Bound("searchQueryWords", None, 32, "words", "SRC-022", "search"),
     Bound("searchScope", None, 100, "conversation ids", "SRC-012", "search"),
     Bound("searchLimit", 1, 100, "hits", "SRC-023", "search"),
+    Bound("spillBytes", None, 16 * 1024 * 1024, "bytes", "SPL-003", "putSpill"),
 )
 """The ranges other chapters state (``bounds`` of ``spec/limits.json``), none declarable.
 

@@ -20,12 +20,13 @@ import cbor2
 
 from convledger import canonical
 from convledger.errors import LedgerError
-from convledger.limits import BY_NAME, LIMITS
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.hostile.corpus import CONVERSATION, PROJECTION, RUN, SPILL, Case
 from convledger_conformance.hostile.operations import RUNTIME, corpus, prepare
 from convledger_conformance.ledger.model import read_whole, state_digest
 from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.spec_values import LIMIT as BY_NAME
+from convledger_conformance.spec_values import LIMITS
 from convledger_conformance.support import STAMP, draft, fail, refused, run_once
 from convledger_conformance.wire.channel import (
     Exchange,

@@ -22,8 +22,8 @@ from typing import Any, Final
 import attrs
 import cbor2
 
-from convledger.limits import BY_NAME
 from convledger_conformance.ledger.strategies import UNKNOWN_KIND
+from convledger_conformance.spec_values import LIMIT as BY_NAME
 from convledger_conformance.support import STAMP, archive, draft, wires
 
 SEED: Final = 16
