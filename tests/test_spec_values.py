@@ -15,15 +15,19 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from convledger import canonical
+from convledger.envelope import Envelope, EventDraft
 from convledger.memory import MemoryStore
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
 from convledger.store import Page
 from convledger_conformance import spec_values
+from convledger_conformance.hostile.checks import run_corpus
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite
@@ -138,3 +142,31 @@ def test_a_read_sends_only_the_arguments_given() -> None:
 
     assert _given(fromSeq=OMITTED, limit=OMITTED) == {}
     assert _given(fromSeq=1, limit=OMITTED) == {"fromSeq": 1}
+
+
+class AcceptsPayloadsOf17MiB(MemoryStore):
+    """LIM-004: an append whose payload has 16 MiB + 1 to 17 MiB canonical bytes skips the checks.
+
+    The limit mutant ``16`` -> ``17`` of ``limits.py``: it survived at smoke, where the corpus sent
+    no oversized payload; the one payload of 16 MiB + 1 sent at smoke now finds it.
+    """
+
+    def append(self, conversation_id: str, drafts: Sequence[EventDraft], *,
+               expected_head: int | None = None) -> tuple[Envelope, ...]:
+        limit = spec_values.LIMIT["payloadBytes"].value
+        for item in drafts:
+            try:
+                size = len(canonical.encode(item.payload))
+            except Exception:
+                continue
+            if limit < size <= limit + 1024 * 1024:
+                return self._append(conversation_id, tuple(drafts), expected_head)
+        return super().append(conversation_id, drafts, expected_head=expected_head)
+
+
+def test_a_larger_payload_limit_fails_the_corpus_at_smoke() -> None:
+    """LIM-004: the smoke corpus sends one payload of 16 MiB + 1 and finds a store accepting it."""
+    tally = run_corpus(AcceptsPayloadsOf17MiB(), "smoke")
+    failed = {ident for case, _ in tally.failures for ident in case.ids}
+    assert "LIM-004" in failed
+    assert not run_corpus(MemoryStore(), "smoke").failures
