@@ -58,6 +58,10 @@ class Case:
         return f"{self.operation}({self.slot} = {self.family})"
 
 
+_MAGNITUDE: Final = BY_NAME["integerMagnitude"].value
+"""LIM-007: 2**53 - 1, from spec/limits.json."""
+
+
 def limit(declared: Mapping[str, int], name: str) -> int:
     """The value of limit ``name`` the store is judged by (LIM-010)."""
     value = declared.get(name)
@@ -96,8 +100,10 @@ IDENTIFIERS: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
 }
 
 INTEGERS: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
-    "2**53": (("LIM-007",), lambda d, r: 2**53 + r.randrange(3)),
-    "-(2**53)": (("LIM-007",), lambda d, r: -(2**53) - r.randrange(3)),
+    # exactly one past LIM-007's magnitude (spec/limits.json), then a little further
+    "2**53": (("LIM-007",), lambda d, r: _MAGNITUDE + 1),
+    "-(2**53)": (("LIM-007",), lambda d, r: -_MAGNITUDE - 1),
+    "2**53 + 1 or 2": (("LIM-007",), lambda d, r: _MAGNITUDE + 2 + r.randrange(2)),
     "2**64": (("LIM-007",), lambda d, r: 2**64 + r.randrange(3)),
     "-(2**64)": (("LIM-007",), lambda d, r: -(2**64)),
     "a huge integer": (("LIM-007",), lambda d, r: 10 ** r.randrange(4_300, 10_001)),
