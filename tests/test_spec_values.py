@@ -170,3 +170,24 @@ def test_a_larger_payload_limit_fails_the_corpus_at_smoke() -> None:
     failed = {ident for case, _ in tally.failures for ident in case.ids}
     assert "LIM-004" in failed
     assert not run_corpus(MemoryStore(), "smoke").failures
+
+
+class AcceptsOccurredAtOf65Bytes(MemoryStore):
+    """LIM-008: an append whose occurredAt has exactly 65 bytes skips every check.
+
+    The limit mutant ``64`` -> ``65`` of ``limits.py``: it survived at smoke, where the longest
+    time sent had 81 bytes and the boundary check sent exactly 64 (accepted).
+    """
+
+    def append(self, conversation_id: str, drafts: Sequence[EventDraft], *,
+               expected_head: int | None = None) -> tuple[Envelope, ...]:
+        over = spec_values.LIMIT["occurredAtBytes"].value + 1
+        if any(len(getattr(item, "occurred_at", "")) == over for item in drafts):
+            return self._append(conversation_id, tuple(drafts), expected_head)
+        return super().append(conversation_id, drafts, expected_head=expected_head)
+
+
+def test_an_occurred_at_one_byte_too_long_fails_the_corpus_at_smoke() -> None:
+    """LIM-008: the smoke corpus sends an occurredAt of exactly 65 bytes."""
+    tally = run_corpus(AcceptsOccurredAtOf65Bytes(), "smoke")
+    assert "LIM-008" in {ident for case, _ in tally.failures for ident in case.ids}

@@ -62,6 +62,15 @@ _MAGNITUDE: Final = BY_NAME["integerMagnitude"].value
 """LIM-007: 2**53 - 1, from spec/limits.json."""
 
 
+_OCCURRED_AT_BYTES: Final = BY_NAME["occurredAtBytes"].value
+"""LIM-008: 64, from spec/limits.json."""
+
+
+def _time_of(size: int) -> str:
+    """A valid RFC 3339 time of exactly ``size`` bytes: its fraction of a second fills it."""
+    return "2024-01-01T00:00:00." + "0" * (size - 21) + "Z"
+
+
 def limit(declared: Mapping[str, int], name: str) -> int:
     """The value of limit ``name`` the store is judged by (LIM-010)."""
     value = declared.get(name)
@@ -145,6 +154,7 @@ OVERSIZED_JSON: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
 
 TIMES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
     "second 61": (("LIM-009",), lambda d, r: "2016-12-31T23:59:61Z"),
+    "one byte over the limit": (("LIM-008",), lambda d, r: _time_of(_OCCURRED_AT_BYTES + 1)),
     "too long": (("LIM-008",), lambda d, r: "2024-01-01T00:00:00." + "0" * 60 + "Z"),
     "far too long": (("LIM-008",), lambda d, r: "2024-01-01T00:00:00Z" * 10_000),
     "a lone surrogate": (("LIM-002",), lambda d, r: "2024-01-01T00:00:00\ud800"),
