@@ -27,7 +27,7 @@ from convledger_conformance.ledger.model import read_whole, state_digest
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.spec_values import LIMIT as BY_NAME
 from convledger_conformance.spec_values import LIMITS
-from convledger_conformance.support import STAMP, draft, fail, refused, run_once
+from convledger_conformance.support import STAMP, draft, fail, fresh_store, refused, run_once
 from convledger_conformance.wire.channel import (
     Exchange,
     _ask,
@@ -169,6 +169,9 @@ def check_limits_reached(ctx: CheckContext) -> None:
         exported = store.export_conversation("lim-deep")
         if canonical.decode(exported) is None:
             fail("LIM-005", "the archive of a payload at the depth limit is empty")
+        with fresh_store(ctx) as target:  # LIM-005 bounds an imported event's payload too
+            _accepted(lambda: target.import_conversation(exported), "LIM-005",
+                      "the import of an archive whose payload is nested exactly at the limit")
         leap = "2016-12-31T23:59:60Z"
         (event,) = _accepted(lambda: store.append("lim-leap", [draft("lim-leap-1",
                                                                       occurred_at=leap)]),
