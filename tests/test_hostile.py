@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from convledger import limits
@@ -24,6 +25,7 @@ from convledger.runtime.transitions import Accept, Acquire, Fence, Operation
 from convledger.sqlite import SqliteStore
 from convledger.store import Capability
 from convledger.wire.server import PROTOCOL_VERSION, WireServer
+from convledger_conformance import spec_values
 from convledger_conformance.hostile.checks import digest, run_corpus
 from convledger_conformance.hostile.operations import corpus, prepare
 from convledger_conformance.support import STAMP, draft
@@ -46,7 +48,8 @@ def test_the_limits_table_is_one_table() -> None:
     reference = [{"name": item.name, "value": item.value, "unit": item.unit,
                   "requirement": item.requirement, "declare": item.declare}
                  for item in limits.LIMITS]
-    assert shipped == _table_of_the_chapter() == reference
+    oracle = [attrs.asdict(item) for item in spec_values.LIMITS]
+    assert shipped == _table_of_the_chapter() == reference == oracle
     assert len(shipped) == 6
 
 
@@ -87,19 +90,17 @@ NOT_AN_ARGUMENT_BOUND = {
 
 
 def test_the_bounds_table_is_one_table() -> None:
-    """spec/limits.json's bounds, the chapter's second table and convledger.limits agree."""
+    """spec/limits.json's bounds, the chapter's second table and the suite's values agree."""
     shipped = json.loads((ROOT / "spec" / "limits.json").read_text("utf-8"))["bounds"]
-    reference = [{"name": item.name, "minimum": item.minimum, "maximum": item.maximum,
-                  "unit": item.unit, "requirement": item.requirement,
-                  "operation": item.operation} for item in limits.BOUNDS]
-    assert shipped == _bounds_of_the_chapter() == reference
-    assert len(shipped) == 11
+    oracle = [attrs.asdict(item) for item in spec_values.BOUNDS]
+    assert shipped == _bounds_of_the_chapter() == oracle
+    assert len(shipped) == 12
 
 
 def test_each_bound_is_written_in_its_sentence() -> None:
     """The sentence of each bound's id states its maximum, and its minimum when it has one."""
     sentences = _sentences()
-    for item in limits.BOUNDS:
+    for item in spec_values.BOUNDS:
         sentence = sentences[item.requirement]
         assert re.search(rf"\b{item.maximum}\b", sentence), (item.name, item.maximum)
         if item.minimum is not None:
@@ -107,11 +108,37 @@ def test_each_bound_is_written_in_its_sentence() -> None:
             assert ranged or (item.minimum == 1 and "non-empty" in sentence), item.name
 
 
+def _defaults_of_the_chapter() -> list[dict[str, Any]]:
+    text = (ROOT / "spec" / "limits.md").read_text("utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| (\d+) \| `(\w+)` \| ([A-Z]+-\d{3}) \| `(\w+)` \|$", text,
+                      re.MULTILINE)
+    return [{"name": name, "value": int(value), "argument": argument, "requirement": ident,
+             "operation": operation} for name, value, argument, ident, operation in rows]
+
+
+def test_the_defaults_table_is_one_table() -> None:
+    """spec/limits.json's defaults, the chapter's third table and the suite's values agree."""
+    shipped = json.loads((ROOT / "spec" / "limits.json").read_text("utf-8"))["defaults"]
+    oracle = [attrs.asdict(item) for item in spec_values.DEFAULTS]
+    assert shipped == _defaults_of_the_chapter() == oracle
+    assert len(shipped) == 5
+
+
+def test_each_default_is_written_in_its_sentence() -> None:
+    """The sentence of each default's id names the argument and its value as the default."""
+    sentences = _sentences()
+    for item in spec_values.DEFAULTS:
+        sentence = sentences[item.requirement]
+        assert f"`{item.argument}`" in sentence and "default" in sentence, item.name
+        stated = rf"`{item.argument}` (?:MUST default )?to {item.value}\b|\(default {item.value}\b"
+        assert re.search(stated, sentence), (item.name, item.value)
+
+
 def test_every_stated_bound_is_in_a_table() -> None:
     """Every sentence of the spec bounding an argument by a number is a row of limits.json."""
     bound = re.compile(r"from 1 to \d+|at most \d+|more than \d+|up to \d+")
     tabled = {item.requirement for item in limits.LIMITS} | {
-        item.requirement for item in limits.BOUNDS}
+        item.requirement for item in spec_values.BOUNDS}
     stated = {ident for ident, sentence in _sentences().items() if bound.search(sentence)}
     assert stated - tabled - set(NOT_AN_ARGUMENT_BOUND) == set()
     assert set(NOT_AN_ARGUMENT_BOUND) <= stated
@@ -287,4 +314,4 @@ def test_every_bound_has_its_generated_call() -> None:
     """The boundary checks call every bound of spec/limits.json (no bound is left unchecked)."""
     from convledger_conformance.hostile.boundaries import CALLS
 
-    assert set(CALLS) == {item.name for item in limits.BOUNDS}
+    assert set(CALLS) == {item.name for item in spec_values.BOUNDS}

@@ -6,7 +6,9 @@ The markdown chapters are the source. Each normative sentence is one list item
 
     python -m convledger_conformance.requirements spec/ --write
 
-and ``tests/test_traceability.py`` fails when the two disagree.
+and ``tests/test_traceability.py`` fails when the two disagree. The command also copies
+``spec/limits.json`` into the package (``limits.json``, which
+:mod:`convledger_conformance.spec_values` reads).
 """
 
 from __future__ import annotations
@@ -126,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
         target = Path(__file__).with_name("requirements.json")
         target.write_text(text, "utf-8")
         print(f"wrote {target}")
+        # the suite's oracle values (spec_values.py) read the package's copy of the table
+        table = Path(__file__).with_name("limits.json")
+        table.write_bytes((spec_dir / "limits.json").read_bytes())
+        print(f"wrote {table}")
     else:
         sys.stdout.write(text)
     return 0

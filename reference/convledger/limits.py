@@ -1,7 +1,10 @@
 """The limits of every input (``limits.md``, chapter LIM), as one table.
 
-:data:`LIMITS` is the reference's copy of ``spec/limits.json`` (a test keeps
-the three equal: this table, the JSON file and the sentences of the chapter).
+:data:`LIMITS` is the reference's copy of the ``limits`` of ``spec/limits.json``
+(a test keeps the three equal: this table, the JSON file and the sentences of
+the chapter). The ``bounds`` and ``defaults`` of that file have no copy here:
+each chapter's module enforces its own, and the conformance suite reads the
+spec's file itself (:mod:`convledger_conformance.spec_values`), never this one.
 The checks here are the ones every operation's validation calls where input
 enters (the bases of :mod:`convledger.store_base`, :mod:`convledger.runtime.store`
 and the other capability bases, and the wire decoder):
@@ -52,37 +55,6 @@ LIMITS: tuple[Limit, ...] = (
 
 BY_NAME: Mapping[str, Limit] = {limit.name: limit for limit in LIMITS}
 
-
-@attrs.frozen
-class Bound:
-    """One entry of ``bounds`` in ``spec/limits.json``: a range another chapter states."""
-
-    name: str
-    minimum: int | None
-    maximum: int
-    unit: str
-    requirement: str
-    operation: str
-
-
-BOUNDS: tuple[Bound, ...] = (
-    Bound("appendDrafts", 1, 10_000, "drafts", "LED-001", "append"),
-    Bound("readLimit", 1, 10_000, "events", "LED-010", "read"),
-    Bound("scanRecoverableLimit", 1, 1_000, "runs", "TRN-083", "scanRecoverable"),
-    Bound("catchUpMaxEvents", 1, 1_000_000, "events", "PRJ-011", "catchUp"),
-    Bound("projectionNameChars", 1, 200, "characters", "PRJ-001", "catchUp"),
-    Bound("mediaTypeChars", None, 255, "characters", "SPL-004", "putSpill"),
-    Bound("spillReferenceChars", 1, 1024, "characters", "SPL-005", "putSpill"),
-    Bound("searchQueryChars", None, 1000, "characters", "SRC-022", "search"),
-    Bound("searchQueryWords", None, 32, "words", "SRC-022", "search"),
-    Bound("searchScope", None, 100, "conversation ids", "SRC-012", "search"),
-    Bound("searchLimit", 1, 100, "hits", "SRC-023", "search"),
-)
-"""The ranges other chapters state (``bounds`` of ``spec/limits.json``), none declarable.
-
-The reference enforces each in its own chapter's module; this copy is what the
-generated boundary checks of the suite read (at both ends accepted, one past refused).
-"""
 
 MAX_IDENTIFIER_BYTES = BY_NAME["identifierBytes"].value
 MAX_PAYLOAD_BYTES = BY_NAME["payloadBytes"].value

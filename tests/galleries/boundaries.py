@@ -15,10 +15,11 @@ from typing import Any
 
 from convledger.envelope import Envelope, EventDraft
 from convledger.errors import InvalidInputError
-from convledger.limits import BOUNDS, MAX_OCCURRED_AT_BYTES
+from convledger.limits import MAX_OCCURRED_AT_BYTES
 from convledger.memory import MemoryStore
 from convledger.projections.definition import ProjectionDefinition
 from convledger.store import Page
+from convledger_conformance.spec_values import BOUNDS
 from galleries import BrokenStore, broken
 
 _MAXIMUM = {bound.name: bound.maximum for bound in BOUNDS}

@@ -1,7 +1,7 @@
 """Boundary checks generated from the limits table (``spec/limits.json``, issue 20).
 
 For every capability, one check is generated (:func:`_register`) from two
-tables: the ``bounds`` other chapters state (:data:`convledger.limits.BOUNDS`,
+tables: the ``bounds`` other chapters state (:data:`convledger_conformance.spec_values.BOUNDS`,
 called through :data:`CALLS`) and the identifier and time slots of the hostile
 corpus (:data:`convledger_conformance.hostile.operations.SLOTS`). Each bound is
 called with exactly its ``maximum`` and its ``minimum`` (both MUST be
@@ -25,13 +25,13 @@ from typing import Any, Final
 import attrs
 
 from convledger.errors import LedgerError
-from convledger.limits import BOUNDS, Bound
 from convledger.projections.named import counting
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.hostile.checks import declared_limits, digest
 from convledger_conformance.hostile.corpus import CONVERSATION, IDENTIFIERS, TIMES, limit
 from convledger_conformance.hostile.operations import SLOTS, Slot, prepare
 from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.spec_values import BOUNDS, Bound
 from convledger_conformance.support import STAMP, drafts, fail, fresh_store, run_once
 
 Calls = Callable[[Any, int, str], object]
@@ -85,6 +85,10 @@ CALLS: Final[Mapping[str, Call]] = {
         CONVERSATION, "word", scope=[f"b-scope-{n}" for n in range(v)])),
     "searchLimit": Call(Capability.SEARCH, lambda s, v, t: s.search(CONVERSATION, "word",
                                                                     limit=v)),
+    "spillBytes": Call(Capability.SPILLS, lambda s, v, t: s.put_spill(
+        CONVERSATION, b"\x00" * v, media_type="application/octet-stream",
+        operation={"operationId": f"b-op-{t}", "authorization": {}}, reference=f"b-ref-{t}",
+        event_id=f"b-ev-{t}", occurred_at=STAMP)),
 }
 """Every bound of :data:`BOUNDS` by name (a test keeps the two tables' names equal)."""
 

@@ -19,14 +19,16 @@ import attrs
 import cbor2
 
 from convledger import canonical
+from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
-from convledger.limits import BY_NAME, LIMITS
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.hostile.corpus import CONVERSATION, PROJECTION, RUN, SPILL, Case
 from convledger_conformance.hostile.operations import RUNTIME, corpus, prepare
 from convledger_conformance.ledger.model import read_whole, state_digest
 from convledger_conformance.registry import CheckContext, check
-from convledger_conformance.support import STAMP, draft, fail, refused, run_once
+from convledger_conformance.spec_values import LIMIT as BY_NAME
+from convledger_conformance.spec_values import LIMITS
+from convledger_conformance.support import STAMP, draft, fail, fresh_store, refused, run_once
 from convledger_conformance.wire.channel import (
     Exchange,
     _ask,
@@ -142,9 +144,9 @@ def check_hostile_corpus(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-@check("LIM-001", "LIM-003", "LIM-005", "LIM-009")
+@check("LIM-001", "LIM-003", "LIM-004", "LIM-005", "LIM-009")
 def check_limits_reached(ctx: CheckContext) -> None:
-    """LIM-001, LIM-003, LIM-005, LIM-009: at the limits (and with NUL, a leap second) accepted."""
+    """LIM-001, LIM-003 .. LIM-005, LIM-009: at the limits (with NUL, a leap second) accepted."""
 
     def body(store: LedgerStore) -> None:
         limits = declared_limits(store)
@@ -168,6 +170,17 @@ def check_limits_reached(ctx: CheckContext) -> None:
         exported = store.export_conversation("lim-deep")
         if canonical.decode(exported) is None:
             fail("LIM-005", "the archive of a payload at the depth limit is empty")
+        # LIM-004: a payload of exactly the limit's canonical bytes (the store's, if raised)
+        payload_bytes = max(limits.get("payloadBytes", 0), BY_NAME["payloadBytes"].value)
+        empty = len(canonical.encode({"name": "slot", "version": 1, "value": "",
+                                      "actor": "conformance"}))
+        full: JsonValue = {"name": "slot", "version": 1, "value": "x" * (payload_bytes - empty),
+                             "actor": "conformance"}
+        _accepted(lambda: store.append("lim-size", [draft("lim-size-1", payload=full)]),
+                  "LIM-004", "a payload of exactly the limit's canonical bytes")
+        with fresh_store(ctx) as target:  # LIM-005 bounds an imported event's payload too
+            _accepted(lambda: target.import_conversation(exported), "LIM-005",
+                      "the import of an archive whose payload is nested exactly at the limit")
         leap = "2016-12-31T23:59:60Z"
         (event,) = _accepted(lambda: store.append("lim-leap", [draft("lim-leap-1",
                                                                       occurred_at=leap)]),

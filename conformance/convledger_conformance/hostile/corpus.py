@@ -22,8 +22,8 @@ from typing import Any, Final
 import attrs
 import cbor2
 
-from convledger.limits import BY_NAME
 from convledger_conformance.ledger.strategies import UNKNOWN_KIND
+from convledger_conformance.spec_values import LIMIT as BY_NAME
 from convledger_conformance.support import STAMP, archive, draft, wires
 
 SEED: Final = 16
@@ -56,6 +56,19 @@ class Case:
     def name(self) -> str:
         """What a failure message names."""
         return f"{self.operation}({self.slot} = {self.family})"
+
+
+_MAGNITUDE: Final = BY_NAME["integerMagnitude"].value
+"""LIM-007: 2**53 - 1, from spec/limits.json."""
+
+
+_OCCURRED_AT_BYTES: Final = BY_NAME["occurredAtBytes"].value
+"""LIM-008: 64, from spec/limits.json."""
+
+
+def _time_of(size: int) -> str:
+    """A valid RFC 3339 time of exactly ``size`` bytes: its fraction of a second fills it."""
+    return "2024-01-01T00:00:00." + "0" * (size - 21) + "Z"
 
 
 def limit(declared: Mapping[str, int], name: str) -> int:
@@ -96,8 +109,10 @@ IDENTIFIERS: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
 }
 
 INTEGERS: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
-    "2**53": (("LIM-007",), lambda d, r: 2**53 + r.randrange(3)),
-    "-(2**53)": (("LIM-007",), lambda d, r: -(2**53) - r.randrange(3)),
+    # exactly one past LIM-007's magnitude (spec/limits.json), then a little further
+    "2**53": (("LIM-007",), lambda d, r: _MAGNITUDE + 1),
+    "-(2**53)": (("LIM-007",), lambda d, r: -_MAGNITUDE - 1),
+    "2**53 + 1 or 2": (("LIM-007",), lambda d, r: _MAGNITUDE + 2 + r.randrange(2)),
     "2**64": (("LIM-007",), lambda d, r: 2**64 + r.randrange(3)),
     "-(2**64)": (("LIM-007",), lambda d, r: -(2**64)),
     "a huge integer": (("LIM-007",), lambda d, r: 10 ** r.randrange(4_300, 10_001)),
@@ -139,6 +154,7 @@ OVERSIZED_JSON: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
 
 TIMES: Final[dict[str, tuple[tuple[str, ...], Maker]]] = {
     "second 61": (("LIM-009",), lambda d, r: "2016-12-31T23:59:61Z"),
+    "one byte over the limit": (("LIM-008",), lambda d, r: _time_of(_OCCURRED_AT_BYTES + 1)),
     "too long": (("LIM-008",), lambda d, r: "2024-01-01T00:00:00." + "0" * 60 + "Z"),
     "far too long": (("LIM-008",), lambda d, r: "2024-01-01T00:00:00Z" * 10_000),
     "a lone surrogate": (("LIM-002",), lambda d, r: "2024-01-01T00:00:00\ud800"),

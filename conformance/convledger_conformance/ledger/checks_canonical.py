@@ -12,10 +12,11 @@ from functools import partial
 from typing import cast
 
 from convledger import canonical
-from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
+from convledger.canonical import JsonValue
 from convledger.store import LedgerStore
 from convledger_conformance.ledger import strategies as gen
 from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.spec_values import MAX_SAFE_INTEGER
 from convledger_conformance.support import (
     STAMP,
     accepted,

@@ -10,7 +10,7 @@ import attrs
 from hypothesis import strategies as st
 
 from convledger import canonical
-from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
+from convledger.canonical import JsonValue
 from convledger.envelope import EventDraft
 from convledger.store import LedgerStore
 from convledger_conformance.hostile.corpus import limit
@@ -25,6 +25,7 @@ from convledger_conformance.ledger.model import (
 )
 from convledger_conformance.ledger.model_faults import ENVELOPE_MEMBERS
 from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.spec_values import MAX_SAFE_INTEGER
 from convledger_conformance.support import (
     STAMP,
     accepted,

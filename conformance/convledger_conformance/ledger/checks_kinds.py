@@ -6,13 +6,14 @@ from functools import partial
 
 from hypothesis import strategies as st
 
-from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
+from convledger.canonical import JsonValue
 from convledger.kinds import load_registry_document
 from convledger.store import LedgerStore
 from convledger_conformance.ledger import strategies as gen
 from convledger_conformance.ledger import strategies_kinds as knd
 from convledger_conformance.ledger.model_faults import NEVER_APPENDED
 from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.spec_values import MAX_SAFE_INTEGER
 from convledger_conformance.support import (
     STAMP,
     accepted,

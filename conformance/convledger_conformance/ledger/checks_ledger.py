@@ -28,6 +28,7 @@ from convledger_conformance.ledger.model import (
 )
 from convledger_conformance.profiles import scaled, settings_for
 from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.spec_values import READ_LIMIT
 from convledger_conformance.support import (
     accepted,
     draft,
@@ -186,13 +187,15 @@ def check_expected_head(ctx: CheckContext) -> None:
 def check_read_defaults(ctx: CheckContext) -> None:
     """LED-007: fromSeq defaults to 1, toSeq to no bound, limit to 1000; toSeq is inclusive."""
 
+    size = READ_LIMIT  # spec/limits.json, never the store's own constant
+
     def body(store: LedgerStore) -> None:
-        store.append("c", drafts("d", 1_001))
+        store.append("c", drafts("d", size + 1))
         page = store.read("c")
-        if [e.seq for e in page.items] != list(range(1, 1_001)) or page.next_seq != 1_001:
+        if [e.seq for e in page.items] != list(range(1, size + 1)) or page.next_seq != size + 1:
             fail("LED-007", f"read() returned {len(page.items)} events, nextSeq {page.next_seq}")
         tail = store.read("c", from_seq=2)
-        if len(tail.items) != 1_000 or tail.items[-1].seq != 1_001 or tail.next_seq is not None:
+        if len(tail.items) != size or tail.items[-1].seq != size + 1 or tail.next_seq is not None:
             fail("LED-007", "read(fromSeq=2) did not run to the head without an upper bound")
         head = store.read("c", to_seq=3)
         if [e.seq for e in head.items] != [1, 2, 3] or head.next_seq is not None:

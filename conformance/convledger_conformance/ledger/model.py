@@ -54,13 +54,14 @@ from convledger_conformance.ledger.model_faults import (
     identifier_faults,
 )
 from convledger_conformance.registry import HelperBroken
+from convledger_conformance.spec_values import MAX_READ_LIMIT, READ_LIMIT
 
 T = TypeVar("T")
 
-MAX_LIMIT: Final = 10_000
-"""LED-010: the largest page a read may ask for."""
-DEFAULT_LIMIT: Final = 1_000
-"""LED-007: the page size when the caller names none."""
+MAX_LIMIT: Final = MAX_READ_LIMIT
+"""LED-010: the largest page a read may ask for (``spec/limits.json``)."""
+DEFAULT_LIMIT: Final = READ_LIMIT
+"""LED-007: the page size when the caller names none (``spec/limits.json``)."""
 
 
 @attrs.frozen

@@ -26,9 +26,10 @@ from convledger.envelope import (
 )
 from convledger.errors import CanonicalJsonError, InvalidInputError
 from convledger.kinds import KindRegistry
+from convledger_conformance.spec_values import MAX_APPEND_DRAFTS
 
-MAX_BATCH: Final = 10_000
-"""LED-001: the most drafts one append may carry."""
+MAX_BATCH: Final = MAX_APPEND_DRAFTS
+"""LED-001: the most drafts one append may carry (``spec/limits.json``)."""
 ARCHIVE_FORMAT: Final = "convledger.archive"
 ENVELOPE_MEMBERS: Final = frozenset(
     {"schemaVersion", "eventId", "conversationId", "seq", "kind", "occurredAt", "payload"}

@@ -27,9 +27,10 @@ from typing import Any, Final, cast
 import attrs
 from hypothesis import strategies as st
 
-from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
+from convledger.canonical import JsonValue
 from convledger.envelope import EventDraft
 from convledger_conformance.ledger.model import MAX_LIMIT
+from convledger_conformance.spec_values import MAX_SAFE_INTEGER
 
 SCALAR_TEXT: Final = st.characters(codec="utf-8")
 """Any Unicode scalar value (every code point but the surrogates), NUL included."""

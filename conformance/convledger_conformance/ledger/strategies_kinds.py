@@ -15,7 +15,7 @@ from typing import Final
 
 from hypothesis import strategies as st
 
-from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
+from convledger.canonical import JsonValue
 from convledger.envelope import EventDraft
 from convledger.kinds import default_registry
 from convledger_conformance.ledger.strategies import (
@@ -26,6 +26,7 @@ from convledger_conformance.ledger.strategies import (
     UNKNOWN_KIND,
     json_values,
 )
+from convledger_conformance.spec_values import MAX_SAFE_INTEGER
 
 
 def _unregistered(pair: tuple[str, int, JsonValue]) -> tuple[str, int, JsonValue]:

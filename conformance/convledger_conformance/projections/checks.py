@@ -32,6 +32,7 @@ from convledger.store import Capability, LedgerStore
 from convledger_conformance.ledger.handles_support import second_handles
 from convledger_conformance.projections.model import counting, expected_state, ledger, loose
 from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.spec_values import CATCH_UP_MAX_EVENTS
 from convledger_conformance.support import (
     accepted,
     draft,
@@ -140,8 +141,8 @@ def check_partial_catch_up_reports_lag(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-DEFAULT_MAX_EVENTS: Final = 10_000
-"""PRJ-011's default ``maxEvents``, written out here rather than taken from the reference."""
+DEFAULT_MAX_EVENTS: Final = CATCH_UP_MAX_EVENTS
+"""PRJ-011's default ``maxEvents``, from ``spec/limits.json``, never from the reference."""
 
 
 @check("PRJ-011", capability=PRJ)

@@ -19,12 +19,12 @@ from hypothesis.stateful import run_state_machine_as_test
 from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.interface import require
-from convledger.spills import MAX_SPILL_BYTES
 from convledger.spills.store import SpillStore
 from convledger.store import Capability, LedgerStore
 from convledger_conformance.profiles import scaled
 from convledger_conformance.projections.model import loose
 from convledger_conformance.registry import CheckContext, check
+from convledger_conformance.spec_values import SPILL_BYTES as MAX_SPILL_BYTES
 from convledger_conformance.spills.machine import build_spill_machine
 from convledger_conformance.support import (
     STAMP,

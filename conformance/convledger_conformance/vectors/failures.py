@@ -43,9 +43,10 @@ from convledger.interface import unchecked
 from convledger.projections.definition import ProjectionDefinition
 from convledger.projections.named import fold_name
 from convledger.runtime.operations import RecoveryCursor
-from convledger.store import DEFAULT_READ_LIMIT, Capability, LedgerStore
+from convledger.store import Capability, LedgerStore
 from convledger.wire.values import Unencodable, definition_out, drafts_out, transition_out
 from convledger_conformance.registry import Check, CheckContext, StoreFactory
+from convledger_conformance.spec_values import READ_LIMIT
 from convledger_conformance.vectors.traces import (
     FORMAT,
     FORMAT_VERSION,
@@ -121,7 +122,7 @@ class RecordingStore:
 
     def read(
         self, conversation_id: str, *, from_seq: int = 1, to_seq: int | None = None,
-        limit: int = DEFAULT_READ_LIMIT,
+        limit: int = READ_LIMIT,
     ) -> Any:
         """``read``, logged with its window."""
         def step() -> Step:

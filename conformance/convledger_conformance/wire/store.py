@@ -12,9 +12,10 @@ that has no CBOR image cannot be sent; the store refuses it with
 from __future__ import annotations
 
 import contextlib
+import enum
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 from convledger.canonical import JsonValue
 from convledger.capabilities import not_supported
@@ -24,7 +25,6 @@ from convledger.host.rows import Appends, ChildLink, FactRow, ScheduleRow
 from convledger.kinds import KindRegistry, default_registry
 from convledger.projections.definition import Checkpoint as ProjectionCheckpoint
 from convledger.projections.definition import ProjectionDefinition, ProjectionStatus
-from convledger.projections.fold import DEFAULT_MAX_EVENTS
 from convledger.runtime.operations import PurgeOutcome, RecoveryCursor, RecoveryPage
 from convledger.runtime.records import Run
 from convledger.runtime.state import Snapshot
@@ -32,7 +32,7 @@ from convledger.runtime.transitions import Transition
 from convledger.runtime.view import Outcome
 from convledger.search.operations import Hit
 from convledger.spills.objects import Authorize, SpillMetadata
-from convledger.store import DEFAULT_READ_LIMIT, Capability, ImportReport, LedgerStore, Page
+from convledger.store import Capability, ImportReport, LedgerStore, Page
 from convledger.wire import values
 from convledger_conformance.wire.connection import WireConnection, WireError, WireProtocolError
 from convledger_conformance.wire.store_values import (
@@ -46,6 +46,27 @@ from convledger_conformance.wire.store_values import (
     _refuse_unencodable,
     _reply,
 )
+
+
+class Omitted(enum.Enum):
+    """An argument the caller left out: its request carries no member for it."""
+
+    OMITTED = "omitted"
+
+
+OMITTED: Final = Omitted.OMITTED
+"""The default of every defaulted integer argument of :class:`WireStore`.
+
+The server's store then applies its own default, and the suite checks that
+default against the spec's (``defaults`` of ``spec/limits.json``, WIR-013)
+instead of sending the reference's value every time.
+"""
+
+
+def _given(**members: object) -> dict[str, Any]:
+    """The members whose argument the caller gave, as wire values."""
+    return {name: values.value_out(item) for name, item in members.items()
+            if item is not OMITTED}
 
 
 class WireStore:
@@ -116,17 +137,16 @@ class WireStore:
         self,
         conversation_id: str,
         *,
-        from_seq: int = 1,
+        from_seq: int | Omitted = OMITTED,
         to_seq: int | None = None,
-        limit: int = DEFAULT_READ_LIMIT,
+        limit: int | Omitted = OMITTED,
     ) -> Page:
-        """``read``: every argument travels, defaults included (WIR-013, WIR-015)."""
+        """``read``: the arguments given travel, the server's defaults fill the rest (WIR-013)."""
 
         def build() -> dict[str, Any]:
             args = {
                 "conversationId": values.value_out(conversation_id),
-                "fromSeq": values.value_out(from_seq),
-                "limit": values.value_out(limit),
+                **_given(fromSeq=from_seq, limit=limit),
             }
             if to_seq is not None:
                 args["toSeq"] = values.value_out(to_seq)
@@ -170,13 +190,13 @@ class WireStore:
         conversation_id: str,
         definition: ProjectionDefinition,
         *,
-        max_events: int = DEFAULT_MAX_EVENTS,
+        max_events: int | Omitted = OMITTED,
     ) -> ProjectionCheckpoint:
         """``catchUp``: the definition travels with its fold by name (WIR-018)."""
         value = self._call("catchUp", lambda: {
             "conversationId": values.value_out(conversation_id),
             "definition": _definition_out(definition),
-            "maxEvents": values.value_out(max_events),
+            **_given(maxEvents=max_events),
         })
         checkpoint = _reply(values.checkpoint_in, value)
         if checkpoint is None:
@@ -226,12 +246,12 @@ class WireStore:
         return _reply(values.snapshot_in, self._conversation_call("loadSnapshot", conversation_id))
 
     def scan_recoverable(
-        self, *, after: RecoveryCursor | None = None, limit: int = 100
+        self, *, after: RecoveryCursor | None = None, limit: int | Omitted = OMITTED
     ) -> RecoveryPage:
         """``scanRecoverable``."""
 
         def build() -> dict[str, Any]:
-            args = {"limit": values.value_out(limit)}
+            args = _given(limit=limit)
             if after is not None:
                 args["after"] = values.cursor_out(after)
             return args
@@ -313,7 +333,7 @@ class WireStore:
         query: str,
         *,
         scope: Sequence[str] | None = None,
-        limit: int = 20,
+        limit: int | Omitted = OMITTED,
         authorize: Callable[[str], bool] | None = None,
     ) -> tuple[Hit, ...]:
         """``search``: the server asks ``authorize`` back per foreign conversation (WIR-030)."""
@@ -322,7 +342,7 @@ class WireStore:
             args = {
                 "requester": values.value_out(requester),
                 "query": values.value_out(query),
-                "limit": values.value_out(limit),
+                **_given(limit=limit),
                 **_authorize_out(authorize),
             }
             if scope is not None:
