@@ -95,11 +95,13 @@ def check_search_rowids_follow_seqs(ctx: CheckContext) -> None:
             rows = connection.execute(
                 "SELECT conversation_id, seq, search_rowid FROM events"
             ).fetchall()
-            index = {row[0] for row in connection.execute("SELECT rowid FROM events_fts")}
+            index = [row[0] for row in connection.execute(
+                "SELECT rowid FROM events_fts UNION ALL SELECT search_rowid FROM search_pending")]
         finally:
             connection.close()
-        if {row[2] for row in rows} != index:
-            fail("SQL-067", "events and events_fts disagree about the search rowids")
+        if {row[2] for row in rows} != set(index) or len(index) != len(set(index)):
+            fail("SQL-067", "events and events_fts with search_pending disagree about the"
+                            " search rowids")
         by_conversation: dict[str, list[tuple[int, int]]] = {}
         for conversation, seq, rowid in rows:
             by_conversation.setdefault(conversation, []).append((seq, rowid))

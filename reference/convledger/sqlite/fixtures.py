@@ -25,6 +25,8 @@ from convledger.runtime.records import Head
 from convledger.runtime.state import RuntimeState
 from convledger.runtime.transitions import Accept, Acquire, Fence, Terminal, Transition
 from convledger.runtime.view import Status
+from convledger.search.query import scope_token
+from convledger.sqlite import rows as ledger_rows
 from convledger.sqlite import schema
 from convledger.sqlite.rows import event_row
 from convledger.sqlite.runtime_view import admission_row, head_row, message_row, run_row
@@ -168,6 +170,35 @@ def write_v2_database(
                            (schema.VERSION_KEY, "2"))
         for envelope in events:
             connection.execute(V2_INSERT_EVENT, event_row(envelope))
+        connection.execute("COMMIT")
+    finally:
+        connection.close()
+
+
+def write_v3_database(
+    path: str | os.PathLike[str], events: Iterable[Envelope], *, page_size: int = 4096
+) -> None:
+    """A version 3 database (rollback journal) holding ``events`` as a version 3 store wrote
+    them: each event's ``events_fts`` row in the transaction of its row (SQL-070), rowids from
+    ``max(rowid) + 1`` of ``events_fts`` (SQL-067); version 3 has no ``search_pending``."""
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute(f"PRAGMA page_size = {int(page_size)}")
+        connection.execute("BEGIN")
+        for statement in schema.creation_script(3):
+            connection.execute(statement)
+        connection.execute("INSERT INTO meta (key, value) VALUES (?, ?)",
+                           (schema.VERSION_KEY, "3"))
+        for envelope in events:
+            row = event_row(envelope)
+            found = connection.execute(
+                "SELECT coalesce(max(rowid), 0) + 1 FROM events_fts").fetchone()
+            rowid = int(found[0])
+            connection.execute(ledger_rows.INSERT_EVENT, (*row, rowid))
+            connection.execute(ledger_rows.INSERT_SEARCH_ROW, (
+                rowid, ledger_rows.stored_text(row[6]), scope_token(envelope.conversation_id),
+                envelope.conversation_id, envelope.seq,
+            ))
         connection.execute("COMMIT")
     finally:
         connection.close()

@@ -1,9 +1,10 @@
-"""Migration of a version 1 or 2 database to version 3 (SQL-030 .. SQL-037, SQL-072).
+"""Migration of a version 1, 2 or 3 database to version 4 (SQL-030 .. SQL-037, SQL-072,
+SQL-076).
 
 The caller (``opening.py``) has begun the write transaction *before* it read
 the table list and has validated the version 1 schema, so two processes that
 open one file at once cannot both migrate it (SQL-030): the second waits for
-the lock and then finds version 3. A version 2 file is validated as version 2
+the lock and then finds version 4. A version 2 or 3 file is validated as version 2
 the same way before it migrates.
 
 Steps from version 1, all inside that one transaction (SQL-036):
@@ -11,21 +12,23 @@ Steps from version 1, all inside that one transaction (SQL-036):
 =====================  ======================================================
 step                   what it does
 =====================  ======================================================
-``create_objects``     create the version 3 tables, indexes, FTS5 table and
-                       trigger
+``create_objects``     create the version 4 tables, indexes, FTS5 table and
+                       triggers
 ``check_rows``         refuse rows of runs, admissions or messages whose
                        conversation has no head, and records that are not
                        records of chapter TRN or disagree with their row's
                        columns (SQL-037, SQL-054)
 ``write_baselines``    one ``runtime/baseline`` at seq 1 per head, in
                        conversation id order (SQL-031)
-``set_version``        ``meta.schema_version`` becomes 3
+``set_version``        ``meta.schema_version`` becomes 4
 =====================  ======================================================
 
-From version 2 (SQL-072) there are two steps: ``drop_insert_trigger`` (the
+From version 2 (SQL-072) there are three steps: ``drop_insert_trigger`` (the
 FTS5 index and its rows stay as they are; from now on the store writes each
-new event's index row itself, SQL-070) and ``set_version``. The rows a
-version 2 file indexed keep the text its trigger gave them.
+new event's index row itself, SQL-070), ``create_pending`` (the table
+``search_pending`` and its trigger, SQL-076) and ``set_version``. The rows a
+version 2 file indexed keep the text its trigger gave them. From version 3
+there are two: ``create_pending`` and ``set_version``.
 
 ``on_step`` is called with each step's name after it ran; it lets tests
 inject a failure after any step and prove the file is exactly the version 1
@@ -67,8 +70,10 @@ from convledger.sqlite.runtime_view import (
 
 STEPS = ("create_objects", "check_rows", "write_baselines", "set_version")
 """The migration steps from version 1, in order; ``on_step`` receives each name."""
-STEPS_FROM_V2 = ("drop_insert_trigger", "set_version")
-"""The migration steps from version 2, in order (SQL-072)."""
+STEPS_FROM_V2 = ("drop_insert_trigger", "create_pending", "set_version")
+"""The migration steps from version 2, in order (SQL-072, SQL-076)."""
+STEPS_FROM_V3 = ("create_pending", "set_version")
+"""The migration steps from version 3, in order (SQL-076)."""
 
 StepObserver = Callable[[str], None]
 
@@ -80,7 +85,7 @@ class MigrationReport:
     conversations: tuple[str, ...]
     migrated_at: str
     from_version: int = 1
-    """The version the file had (1 or 2); only version 1 gets baselines."""
+    """The version the file had (1, 2 or 3); only version 1 gets baselines."""
 
     @property
     def baselines(self) -> int:
@@ -97,16 +102,21 @@ def migrate(
     new_event_id: Callable[[], str],
     on_step: StepObserver | None = None,
 ) -> MigrationReport:
-    """Migrate a version 1 or 2 file inside the caller's write transaction (module table)."""
-    if from_version == 2:
+    """Migrate a version 1, 2 or 3 file inside the caller's write transaction (module table)."""
+    if from_version in (2, 3):
         notify = on_step or (lambda step: None)
         migrated_at = _migration_time(clock)
-        for statement in schema.upgrade_script(2):
+        if from_version == 2:
+            connection.execute(f"DROP TRIGGER {schema.FTS_INSERT_TRIGGER.name}")
+            notify("drop_insert_trigger")
+        for statement in schema.upgrade_script(3):
             connection.execute(statement)
-        notify("drop_insert_trigger")
+        notify("create_pending")
         _set_version(connection)
         notify("set_version")
-        return MigrationReport(conversations=(), migrated_at=migrated_at, from_version=2)
+        return MigrationReport(
+            conversations=(), migrated_at=migrated_at, from_version=from_version
+        )
     return migrate_v1(
         connection, registry=registry, clock=clock, new_event_id=new_event_id, on_step=on_step
     )

@@ -11,8 +11,8 @@ Theory of operation
 3. :func:`diagnose` the file: its schema version and every problem, in the
    order of the refusal table of ``errors.py``. It also probes FTS5 by
    creating and dropping a table in the ``temp`` schema (SQL-017).
-4. Act: refuse with the first problem; create version 3 in an empty file;
-   migrate a version 1 or 2 file; accept a valid version 3 file. Commit (DUR-008).
+4. Act: refuse with the first problem; create version 4 in an empty file;
+   migrate a version 1, 2 or 3 file; accept a valid version 4 file. Commit (DUR-008).
 5. Switch a file to WAL (SQL-042) only after the schema is settled, so a
    refused open has not touched a byte of the file (SQL-022, FLT-006).
 
@@ -106,7 +106,7 @@ class Diagnosis:
                 return "partial"
             if isinstance(problem, Fts5UnknownError):
                 return "unknown"
-        return "ok" if self.version in (2, schema.LATEST_VERSION) else "absent"
+        return "ok" if self.version is not None and self.version >= 2 else "absent"
 
 
 @attrs.frozen
@@ -341,7 +341,7 @@ def core_problems(inventory: Inventory, version: int) -> list[LedgerError]:
 
 
 def fts_problems(inventory: Inventory, version: int) -> list[LedgerError]:
-    """SQL-018, SQL-019, SQL-071: the FTS5 index of version 2 or 3 is partial or unknown."""
+    """SQL-018, SQL-019, SQL-071: the FTS5 index of version 2, 3 or 4 is partial or unknown."""
     table = schema.FTS_TABLE
     triggers = schema.fts_triggers(version)
     if table.name in inventory and not _same(inventory[table.name], table):
@@ -354,7 +354,7 @@ def fts_problems(inventory: Inventory, version: int) -> list[LedgerError]:
     if missing:
         return [Fts5PartialError(f"the FTS5 index lacks {', '.join(missing)}", missing=missing)]
     altered = tuple(item.name for item in triggers if not _same(inventory[item.name], item))
-    # SQL-071: version 3 indexes from Python; version 2's insert trigger would index twice.
+    # SQL-071: versions 3 and 4 index from Python; version 2's insert trigger would index twice.
     if version >= 3 and schema.FTS_INSERT_TRIGGER.name in inventory:
         altered = (*altered, schema.FTS_INSERT_TRIGGER.name)
     if altered:

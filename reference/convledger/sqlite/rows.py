@@ -27,6 +27,7 @@ from convledger import canonical, codec
 from convledger.envelope import Envelope
 from convledger.search.query import scope_token
 from convledger.search.text import event_text
+from convledger.sqlite.schema import SEARCH_PENDING_LIMIT
 
 MAX_SEQ = canonical.MAX_SAFE_INTEGER
 """The largest seq an envelope may carry (ENV-006); the open upper end of a window."""
@@ -81,23 +82,47 @@ INSERT_EVENT = (
 )
 """SQL-008: store one envelope with the ``search_rowid`` of its index row."""
 
-NEXT_SEARCH_ROWID = "SELECT coalesce(max(rowid), 0) + 1 FROM events_fts"
-"""SQL-067: the first rowid above every one ``events_fts`` holds (FTS5 answers it from the
-last key of its index, not by a scan)."""
+_FREE_ROWID = (
+    "max((SELECT coalesce(max(rowid), 0) FROM events_fts),"
+    " (SELECT coalesce(max(search_rowid), 0) FROM search_pending)) + 1"
+)
+
+NEXT_SEARCH_ROWID = f"SELECT {_FREE_ROWID}"
+"""SQL-067: the first rowid above every one ``events_fts`` and ``search_pending`` hold (each
+answers from the last key of its b-tree, not by a scan)."""
 
 APPEND_STATE = (
     "SELECT EXISTS (SELECT 1 FROM purged WHERE conversation_id = ?),"
     " coalesce((SELECT seq FROM events WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1), 0),"
-    " (SELECT coalesce(max(rowid), 0) + 1 FROM events_fts)"
+    f" {_FREE_ROWID}, (SELECT count(*) FROM search_pending)"
 )
-"""SQL-052, LED-012, SQL-067: what an append reads before it writes, in one statement: whether
-the conversation has a tombstone, its head, and the first free rowid of ``events_fts``.
+"""SQL-052, LED-012, SQL-067, SQL-074: what an append reads before it writes, in one statement:
+whether the conversation has a tombstone, its head, the first free rowid of the index, and
+how many events wait for their index row.
 
-The same three searches as ``runtime_view.PURGED``, :data:`READ_HEAD` and
-:data:`NEXT_SEARCH_ROWID`, asked in one round trip inside the append's ``BEGIN IMMEDIATE``
-(``scripts/bench_append_parts.py --clock cpu``, load 14: 8, 9 and 13 us of CPU as three
-statements, 26 us as this one).
+The same searches as ``runtime_view.PURGED``, :data:`READ_HEAD`, :data:`NEXT_SEARCH_ROWID`
+and a count of ``search_pending`` (fewer than ``schema.SEARCH_PENDING_LIMIT`` rows, one
+page), asked in one round trip inside the append's ``BEGIN IMMEDIATE``.
 """
+
+INDEX_STATE = f"SELECT {_FREE_ROWID}, (SELECT count(*) FROM search_pending)"
+"""SQL-067, SQL-074: the two last values of :data:`APPEND_STATE` alone."""
+
+INSERT_PENDING = "INSERT INTO search_pending (search_rowid, conversation_id, seq) VALUES (?, ?, ?)"
+"""SQL-073: an event whose ``events_fts`` row is written later, by the write that fills the
+table (SQL-074)."""
+
+PENDING_EVENTS = (
+    "SELECT search_pending.search_rowid, search_pending.conversation_id, search_pending.seq,"
+    " events.occurred_at, events.payload FROM search_pending JOIN events"
+    " ON events.conversation_id = search_pending.conversation_id"
+    " AND events.seq = search_pending.seq ORDER BY search_pending.search_rowid"
+)
+"""SQL-074, SQL-075: every event waiting for its index row, with what indexing it or matching
+it needs (fewer than ``schema.SEARCH_PENDING_LIMIT`` rows)."""
+
+CLEAR_PENDING = "DELETE FROM search_pending"
+"""SQL-074: every pending event has its index row now."""
 
 INSERT_SEARCH_ROW = (
     "INSERT INTO events_fts (rowid, body, scope, conversation_id, seq) VALUES (?, ?, ?, ?, ?)"
@@ -113,6 +138,7 @@ LEDGER_READS = {
     "next_conversation": NEXT_CONVERSATION,
     "count_events": COUNT_EVENTS,
     "append_state": APPEND_STATE,
+    "pending_events": PENDING_EVENTS,
 }
 """Every statement that reads ``events``, by purpose (SQL-007)."""
 
@@ -165,12 +191,15 @@ def first_stored_event_id(
     return None
 
 
-def append_state(connection: sqlite3.Connection, conversation_id: str) -> tuple[bool, int, int]:
-    """:data:`APPEND_STATE` on an open write transaction: (purged, head, first free FTS rowid)."""
-    purged, head, first = connection.execute(
+def append_state(
+    connection: sqlite3.Connection, conversation_id: str
+) -> tuple[bool, int, int, int]:
+    """:data:`APPEND_STATE` on an open write transaction: (purged, head, first free index rowid,
+    pending events)."""
+    purged, head, first, pending = connection.execute(
         APPEND_STATE, (conversation_id, conversation_id)
     ).fetchone()
-    return purged == 1, int(head), int(first)
+    return purged == 1, int(head), int(first), int(pending)
 
 
 def insert_events(connection: sqlite3.Connection, envelopes: Iterable[Envelope]) -> None:
@@ -244,6 +273,7 @@ def insert_placed(
     envelopes: Sequence[Envelope],
     payloads: Sequence[str] | None = None,
     first_rowid: int | None = None,
+    pending: int | None = None,
 ) -> tuple[Envelope, ...]:
     """Store envelopes (as :func:`insert_events`) and return them as read back from their rows.
 
@@ -253,8 +283,13 @@ def insert_placed(
     already encoded them (:func:`convledger.batch.detached_payloads`), whose
     payload objects are the decoding of that text and held by no caller: they
     are written as they are and the envelopes returned as they are, with no
-    second encoding and no decoding. ``first_rowid``, when given, is the first free rowid of
-    ``events_fts`` the caller read in this transaction (:data:`APPEND_STATE`).
+    second encoding and no decoding. ``first_rowid`` and ``pending``, when
+    given, are the first free index rowid and the count of ``search_pending``
+    the caller read in this transaction (:data:`APPEND_STATE`).
+
+    SQL-073, SQL-074: while ``search_pending`` stays below its limit, each event
+    gets a pending row instead of its index row; the write that would reach the
+    limit indexes every pending event and its own, and empties the table.
     """
     if payloads is None:
         stored = [event_row(envelope) for envelope in envelopes]
@@ -265,22 +300,44 @@ def insert_placed(
             for envelope, payload in zip(envelopes, payloads, strict=True)
         ]
         placed = tuple(envelopes)
-    # SQL-067, SQL-070: the batch takes the next rowids, in seq order; each event's index row
-    # holds the text of the payload as stored (decoded from the row, or the decoding of the
-    # canonical text the append wrote, so in its member order).
-    if first_rowid is None:
-        first = int(connection.execute(NEXT_SEARCH_ROWID).fetchone()[0])
-    else:
-        first = first_rowid
+    # SQL-067: the batch takes the next rowids, in seq order.
+    if first_rowid is None or pending is None:
+        first_rowid, pending = connection.execute(INDEX_STATE).fetchone()
     connection.executemany(
-        INSERT_EVENT, [(*row, rowid) for rowid, row in enumerate(stored, start=first)]
+        INSERT_EVENT, [(*row, rowid) for rowid, row in enumerate(stored, start=first_rowid)]
     )
+    if pending + len(placed) < SEARCH_PENDING_LIMIT:
+        connection.executemany(
+            INSERT_PENDING,
+            [(rowid, envelope.conversation_id, envelope.seq)
+             for rowid, envelope in enumerate(placed, start=first_rowid)],
+        )
+        return placed
+    if pending:
+        index_pending(connection)
+    # SQL-070: each event's index row holds the text of the payload as stored (decoded from
+    # the row, or the decoding of the canonical text the append wrote, so in its member order).
     connection.executemany(
         INSERT_SEARCH_ROW,
         [
             (rowid, event_text(envelope.payload), scope_token(envelope.conversation_id),
              envelope.conversation_id, envelope.seq)
-            for rowid, envelope in enumerate(placed, start=first)
+            for rowid, envelope in enumerate(placed, start=first_rowid)
         ],
     )
     return placed
+
+
+def index_pending(connection: sqlite3.Connection) -> int:
+    """SQL-074: write the index row of every pending event and empty ``search_pending``; the
+    caller holds the write transaction. Returns how many events it indexed."""
+    found = connection.execute(PENDING_EVENTS).fetchall()
+    connection.executemany(
+        INSERT_SEARCH_ROW,
+        [
+            (rowid, stored_text(payload), scope_token(conversation_id), conversation_id, seq)
+            for rowid, conversation_id, seq, _, payload in found
+        ],
+    )
+    connection.execute(CLEAR_PENDING)
+    return len(found)

@@ -37,6 +37,19 @@ the payload value it already holds (``rows.insert_events``), instead of
 SQLite walking the stored JSON again with ``json_tree``. Every other object
 is version 2's; a version 2 file migrates by dropping the trigger.
 
+Version 4 (SQL-073 .. SQL-076) lets the index lag the ledger by fewer than
+:data:`SEARCH_PENDING_LIMIT` events, and search closes the gap. An append or a
+transition writes, beside its events, one row of ``search_pending`` per event
+(its ``search_rowid``, conversation and seq: one small b-tree, one hot page)
+instead of its ``events_fts`` row (6 of the 8.7 pages of 16 KiB a single
+append wrote, and ~160 us of its ~600 us of CPU); the write that would bring
+the table to the limit moves every pending event into ``events_fts`` and
+empties the table, all in its own transaction. A search reads the pending
+rows in its read transaction and matches them with the same tokenizer in a
+``TEMP`` FTS5 table (``search.py``), so an event is found as soon as its
+append returns, as before. ``search_pending_after_delete`` removes a purged
+event's pending row, as ``events_fts_after_delete`` removes its index row.
+
 The FTS5 table keeps its own copy of the indexed text (snippets need it) and
 the ``conversation_id`` and ``seq`` of each row (unindexed), so a hit maps back
 to its event by primary key. ``scope`` holds one token per conversation (the
@@ -50,9 +63,9 @@ import re
 
 import attrs
 
-LATEST_VERSION = 3
+LATEST_VERSION = 4
 """The schema version a fresh file receives (SQL-010)."""
-KNOWN_VERSIONS = (1, 2, 3)
+KNOWN_VERSIONS = (1, 2, 3, 4)
 """Every schema version this store can open (SQL-001, SQL-012)."""
 NEW_FILE_PAGE_SIZE = 16384
 """Page size of files this store creates (SQL-010); see the layout note above."""
@@ -340,6 +353,34 @@ FTS_DELETE_TRIGGER = _trigger(
 """Versions 2 and 3: a deleted event (a purge) leaves the index with its row (SRC-004)."""
 
 
+# -- version 4: the events not indexed yet (SQL-073) -------------------------------------------
+
+SEARCH_PENDING_LIMIT = 32
+"""SQL-074: ``search_pending`` holds fewer rows than this after every write transaction."""
+
+PENDING_TABLE = _table(
+    "search_pending",
+    """CREATE TABLE search_pending (
+        search_rowid INTEGER PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        seq INTEGER NOT NULL
+    )""",
+)
+"""SQL-073: one row per event whose ``events_fts`` row is not written yet."""
+
+PENDING_DELETE_TRIGGER = _trigger(
+    "search_pending_after_delete",
+    """CREATE TRIGGER search_pending_after_delete AFTER DELETE ON events
+    BEGIN
+        DELETE FROM search_pending WHERE search_rowid = old.search_rowid;
+    END""",
+)
+"""SQL-073: a deleted event (a purge) leaves ``search_pending`` with its row."""
+
+V4_OBJECTS: tuple[SchemaObject, ...] = (PENDING_TABLE, PENDING_DELETE_TRIGGER)
+"""What version 4 adds to version 3 (SQL-076)."""
+
+
 def fts_triggers(version: int) -> tuple[SchemaObject, ...]:
     """The triggers of ``events_fts`` that ``version`` holds (SQL-018, SQL-070)."""
     if version == 2:
@@ -352,22 +393,29 @@ V2_CORE: tuple[SchemaObject, ...] = V1_OBJECTS + V2_LEDGER + V2_RUNTIME
 
 
 def core_objects(version: int) -> tuple[SchemaObject, ...]:
-    """The ordinary schema objects of ``version`` (SQL-002, SQL-003); 3 has 2's."""
-    return V1_OBJECTS if version == 1 else V2_CORE
+    """The ordinary schema objects of ``version`` (SQL-002, SQL-003); 3 has 2's, 4 adds
+    :data:`V4_OBJECTS`."""
+    if version == 1:
+        return V1_OBJECTS
+    return V2_CORE + V4_OBJECTS if version >= 4 else V2_CORE
 
 
 def creation_script(version: int) -> tuple[str, ...]:
     """The statements that create ``version`` on an empty database, in order."""
     if version == 1:
         return tuple(item.sql for item in V1_OBJECTS)
-    return tuple(item.sql for item in (*V2_CORE, FTS_TABLE, *fts_triggers(version)))
+    return tuple(
+        item.sql for item in (*core_objects(version), FTS_TABLE, *fts_triggers(version))
+    )
 
 
 def upgrade_script(from_version: int) -> tuple[str, ...]:
     """The statements that bring a ``from_version`` database to :data:`LATEST_VERSION`'s
-    objects (version 1: every object of version 3 it lacks; version 2: drop the insert
-    trigger, SQL-070)."""
+    objects (version 1: every object of version 4 it lacks; version 2: drop the insert
+    trigger, SQL-072, then version 3's step; version 3: create :data:`V4_OBJECTS`, SQL-076)."""
+    if from_version == 3:
+        return tuple(item.sql for item in V4_OBJECTS)
     if from_version == 2:
-        return (f"DROP TRIGGER {FTS_INSERT_TRIGGER.name}",)
-    added = (*V2_LEDGER, *V2_RUNTIME, FTS_TABLE, *fts_triggers(LATEST_VERSION))
+        return (f"DROP TRIGGER {FTS_INSERT_TRIGGER.name}", *upgrade_script(3))
+    added = (*V2_LEDGER, *V2_RUNTIME, *V4_OBJECTS, FTS_TABLE, *fts_triggers(LATEST_VERSION))
     return tuple(item.sql for item in added)

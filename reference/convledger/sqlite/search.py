@@ -31,6 +31,20 @@ conversations visited, the read the hits of the ledger, so a search costs
 about twice the cheaper of the two, and the callback is asked exactly as
 before: about conversations having a hit only, in code-point order, until
 the page is full (SRC-011, SRC-012).
+
+The events not indexed yet (version 4, SQL-075)
+-----------------------------------------------
+Fewer than ``schema.SEARCH_PENDING_LIMIT`` events of the whole file wait in
+``search_pending`` for their index row (SQL-073, SQL-074). A search reads
+them in its read transaction (:data:`~convledger.sqlite.rows.PENDING_EVENTS`),
+writes their text into the connection's ``TEMP`` FTS5 table
+:data:`TAIL_TABLE`, whose ``body`` has the tokenizer of ``events_fts``, and
+asks it the same ``body`` expression: every pending event then matches
+exactly as its index row will. A conversation's pending events are its newest
+(a write that indexes takes every pending event, and rowids follow seq), so
+its tail hits come before its indexed ones, and a conversation with a tail
+hit has a hit. The temporary rows are deleted before the search returns
+(SRC-024); nothing of the file is written.
 """
 
 from __future__ import annotations
@@ -41,6 +55,7 @@ from collections.abc import Iterator
 from convledger.search.operations import Allowed, Hit, code_point_key, page_of
 from convledger.search.query import fts_string, match_expression, scope_token
 from convledger.sqlite import rows
+from convledger.sqlite.schema import FTS_TABLE
 
 SNIPPET_TOKENS = 16
 """SRC-002: the most words a snippet shows."""
@@ -81,6 +96,55 @@ cost of one probe of :data:`HAS_HIT` on a ledger whose words have many hits (mea
 so that neither side of the race runs far ahead of the other."""
 
 
+TAIL_TABLE = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tail USING fts5("
+    "body, conversation_id UNINDEXED, seq UNINDEXED, occurred_at UNINDEXED, "
+    "tokenize = 'unicode61 remove_diacritics 2')"
+)
+"""SQL-075: the connection's own table of the pending events' text, tokenized as
+``events_fts`` is (a test holds the two tokenizers equal)."""
+
+assert "tokenize = 'unicode61 remove_diacritics 2'" in FTS_TABLE.sql
+
+INSERT_TAIL = (
+    "INSERT INTO temp.search_tail (rowid, body, conversation_id, seq, occurred_at)"
+    " VALUES (?, ?, ?, ?, ?)"
+)
+TAIL_HITS = (
+    "SELECT conversation_id, seq, occurred_at,"
+    f" snippet(search_tail, 0, '', '', '…', {SNIPPET_TOKENS})"
+    " FROM temp.search_tail WHERE search_tail MATCH ? ORDER BY rowid DESC"
+)
+"""SQL-075: every pending event that matches, newest first within each conversation."""
+CLEAR_TAIL = "DELETE FROM temp.search_tail"
+
+Tail = dict[str, list[Hit]]
+"""The hits among the pending events, by conversation, newest first."""
+
+
+def tail_hits(connection: sqlite3.Connection, words: tuple[str, ...]) -> Tail:
+    """SQL-075: the pending events that match ``words`` (module note); the caller holds the
+    search's read transaction."""
+    pending = connection.execute(rows.PENDING_EVENTS).fetchall()
+    if not pending:
+        return {}
+    connection.execute(TAIL_TABLE)
+    try:
+        connection.executemany(INSERT_TAIL, [
+            (rowid, rows.stored_text(payload), conversation_id, seq, occurred_at)
+            for rowid, conversation_id, seq, occurred_at, payload in pending
+        ])
+        found = connection.execute(TAIL_HITS, (match_expression(words),)).fetchall()
+    finally:
+        connection.execute(CLEAR_TAIL)
+    tail: Tail = {}
+    for conversation_id, seq, occurred_at, snippet in found:
+        tail.setdefault(str(conversation_id), []).append(
+            Hit(str(conversation_id), int(seq), str(occurred_at), str(snippet))
+        )
+    return tail
+
+
 def _within(conversation_id: str, words: tuple[str, ...]) -> str:
     return f"scope : {fts_string(scope_token(conversation_id))} AND {match_expression(words)}"
 
@@ -99,11 +163,12 @@ def _has_hit(connection: sqlite3.Connection, conversation_id: str, words: tuple[
 
 
 def _with_hits(
-    connection: sqlite3.Connection, requester: str, words: tuple[str, ...]
+    connection: sqlite3.Connection, requester: str, words: tuple[str, ...], tail: Tail
 ) -> Iterator[str]:
-    """The conversations other than ``requester`` with a hit, in code-point order (module note)."""
+    """The conversations other than ``requester`` with a hit, in code-point order (module note);
+    those with a hit among the pending events (``tail``) are known from the start."""
     expression = match_expression(words)
-    seen: set[str] = set()
+    seen: set[str] = set(tail)
     last_rowid = 0  # every rowid is at least 1 (rows.INSERT_EVENT)
     position = ""  # no conversation id is empty (ENV-005), so every one follows it
     while True:
@@ -134,10 +199,16 @@ def search(
     limit: int,
     allowed: Allowed,
 ) -> list[Hit]:
-    """SRC-010 .. SRC-013: own hits first, then authorized others (``page_of``)."""
+    """SRC-010 .. SRC-013: own hits first, then authorized others (``page_of``); SQL-075: the
+    pending events' hits first within their conversation."""
+    tail = tail_hits(connection, words)
+
+    def newest(conversation_id: str, n: int) -> list[Hit]:
+        fresh = tail.get(conversation_id, [])[:n]
+        if len(fresh) == n:
+            return fresh
+        return fresh + hits_of(connection, conversation_id, words, n - len(fresh))
+
     # _with_hits is a generator: its walk starts only once the own hits leave room.
-    candidates = _with_hits(connection, requester, words) if scope is None else iter(scope)
-    return page_of(
-        lambda conversation_id, n: hits_of(connection, conversation_id, words, n),
-        requester, candidates, limit, allowed,
-    )
+    candidates = _with_hits(connection, requester, words, tail) if scope is None else iter(scope)
+    return page_of(newest, requester, candidates, limit, allowed)

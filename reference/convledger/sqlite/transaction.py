@@ -99,7 +99,7 @@ def append_checked(
     lookup of every eventId before it: only a batch holding a ``spill/*``
     event looks them up first, since its SPL-008 check comes after (ERR-010).
     """
-    purged, head, first_rowid = rows.append_state(connection, conversation_id)
+    purged, head, first_rowid, pending = rows.append_state(connection, conversation_id)
     if purged:
         runtime.refuse_purged(connection, conversation_id)  # raises, naming TRN-092
     if expected_head is not None and expected_head != head:
@@ -117,10 +117,12 @@ def append_checked(
         for offset, draft in enumerate(drafts, start=1)
     )
     try:
-        return rows.insert_placed(connection, placed, detached_payloads(drafts), first_rowid)
+        return rows.insert_placed(
+            connection, placed, detached_payloads(drafts), first_rowid, pending
+        )
     except sqlite3.IntegrityError:
         # The events of the batch before the refused one are in the transaction: delete them
-        # (they have no index row yet), so a caller that catches the refusal inside a
+        # (they have no index or pending row yet), so a caller that catches the refusal inside a
         # write_transaction scope keeps nothing of the batch (LED-004), then name the eventId.
         connection.execute(rows.DELETE_AFTER, (conversation_id, head))
         _refuse_stored_event_id(connection, drafts)
