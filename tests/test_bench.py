@@ -148,7 +148,7 @@ def test_recorder_logs_the_store_calls_only_while_recording(tmp_path: Path) -> N
         assert log[-1] == ("execute", "COMMIT", ())
         insert, indexed = [entry for entry in log if entry[0] == "executemany"]
         assert insert[1].startswith("INSERT INTO events ") and len(insert[2]) == 2
-        assert indexed[1].startswith("INSERT INTO events_fts ") and len(indexed[2]) == 2
+        assert indexed[1].startswith("INSERT INTO search_pending ") and len(indexed[2]) == 2
         assert all(isinstance(row, tuple) for row in insert[2])
         assert [row[1] for row in insert[2]] == [2, 3]
         assert reads and all(how == "execute" for how, _, _ in reads)

@@ -5,8 +5,10 @@ payload encoded once, its index text taken from that canonical text, no envelope
 built back from its row. ``insert_placed`` without payload texts encodes each
 payload, decodes the row back into an envelope and indexes the decoded payload:
 the oracle here. On any envelopes (payload members in any order, any strings)
-both must leave the same rows in ``events`` and ``events_fts``, so an import
-exports the same bytes and answers the same searches as before.
+both must leave the same rows in ``events`` and ``events_fts`` (the oracle's
+pending rows indexed by ``index_pending``, as the write that fills
+``search_pending`` indexes them, SQL-074), so an import exports the same bytes
+and answers the same searches as before.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def _written(
         connection.execute("BEGIN IMMEDIATE")
         if oracle:
             rows.insert_placed(connection, envelopes)
+            rows.index_pending(connection)  # SQL-074: what a later write does to pending rows
         else:
             rows.insert_events(connection, envelopes)
         connection.execute("COMMIT")

@@ -1,4 +1,4 @@
-"""Migration of version 2 files (release 0.1.0's schema) to version 3 (SQL-070 .. SQL-072).
+"""Migration of version 2 files (release 0.1.0's schema) to version 4 (SQL-070 .. SQL-072, SQL-076).
 
 ``tests/fossils/v2-ledger.sqlite`` was written by the version 2 store
 (``scripts/make_v2_fossil.py``); ``v2-manifest.json`` holds the exports and
@@ -79,7 +79,7 @@ def test_a_v2_file_migrates_and_answers_as_version_2_did(v2_copy: Path) -> None:
     finally:
         store.close()
     assert _triggers(v2_copy) == ["events_are_immutable", "events_fts_after_delete",
-                                  "version 3"]
+                                  "search_pending_after_delete", "version 4"]
     again = _open(v2_copy)
     assert again.outcome == "opened"
     again.close()
@@ -149,9 +149,9 @@ def test_migrate_tool_on_a_v2_file(v2_copy: Path, capsys: pytest.CaptureFixture[
     """``convledger migrate``: the dry run writes nothing; the run drops the trigger."""
     before = file_digest(v2_copy)
     assert cli(["migrate", str(v2_copy), "--dry-run"]) == 0
-    assert "would migrate schema version 2 to 3" in capsys.readouterr().out
+    assert "would migrate schema version 2 to 4" in capsys.readouterr().out
     assert file_digest(v2_copy) == before
     assert cli(["migrate", str(v2_copy)]) == 0
-    assert "migrated schema version 2 to 3" in capsys.readouterr().out
+    assert "migrated schema version 2 to 4" in capsys.readouterr().out
     assert cli(["migrate", str(v2_copy)]) == 0
-    assert "already at schema version 3" in capsys.readouterr().out
+    assert "already at schema version 4" in capsys.readouterr().out

@@ -59,7 +59,7 @@ def refuse_unchanged(
 
 
 def test_missing_file_is_created_at_the_latest_version(tmp_path: Path) -> None:
-    """SQL-010: a missing file is created at schema version 3 with 16 KiB pages and WAL."""
+    """SQL-010: a missing file is created at schema version 4 with 16 KiB pages and WAL."""
     path = tmp_path / "new.sqlite"
     store = SqliteStore(path)
     assert store.outcome == "created"
@@ -108,7 +108,7 @@ def test_diagnosis_of_a_valid_file_has_no_problem(v2_file: Path) -> None:
     connection = sqlite3.connect(v2_file)
     diagnosis = diagnose(connection)
     connection.close()
-    assert (diagnosis.version, diagnosis.problems, diagnosis.fts_status) == (3, (), "ok")
+    assert (diagnosis.version, diagnosis.problems, diagnosis.fts_status) == (4, (), "ok")
 
 
 # -- refusals of the schema -----------------------------------------------------------
@@ -116,10 +116,10 @@ def test_diagnosis_of_a_valid_file_has_no_problem(v2_file: Path) -> None:
 
 def test_newer_version_is_refused_unchanged(v2_file: Path) -> None:
     """SQL-012: a newer schema version is refused as not_supported, file unchanged."""
-    execute_raw(v2_file, ["UPDATE meta SET value = '4' WHERE key = 'schema_version'"])
+    execute_raw(v2_file, ["UPDATE meta SET value = '5' WHERE key = 'schema_version'"])
     error = refuse_unchanged(v2_file, SchemaTooNewError, "not_supported")
     assert isinstance(error, SchemaTooNewError)
-    assert (error.found, error.supported) == (4, 3)
+    assert (error.found, error.supported) == (5, 4)
 
 
 @pytest.mark.parametrize("value", ["two", "0", "-1", "2.0", " 2"])

@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import draft
+from convledger.envelope import Envelope
 from convledger.errors import LedgerError
 from convledger.sqlite import SqliteStore, schema
 from convledger.sqlite import search as fts
 from convledger.sqlite.fixtures import file_digest, write_v3_database
 from convledger.sqlite.migration import STEPS_FROM_V3
-from convledger.envelope import Envelope
 
 LIMIT = schema.SEARCH_PENDING_LIMIT
 
@@ -154,7 +154,9 @@ _words = st.text(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(texts=st.lists(_words, min_size=1, max_size=6), query=_words)
 def test_pending_events_match_as_their_index_rows_will(
     tmp_path_factory: pytest.TempPathFactory, texts: list[str], query: str

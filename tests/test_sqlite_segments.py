@@ -69,7 +69,7 @@ def _fill(path: Path, transactions: int, per: int, *, first: int = 0) -> None:
 def test_structure_counts_the_leaf_pages_of_every_segment(tmp_path: Path) -> None:
     """The parsed pages per segment are the leaf rows ``events_fts_data`` holds."""
     path = tmp_path / "ledger.sqlite"
-    _fill(path, 60, 25)
+    _fill(path, 60, 32)  # 32 events: each append writes its index rows (SQL-074)
     connection = sqlite3.connect(path)
     try:
         connection.execute("INSERT INTO events_fts (events_fts, rank) VALUES ('automerge', 0)")

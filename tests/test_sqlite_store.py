@@ -27,10 +27,14 @@ from convledger.sqlite.faults import FaultingConnection
 from convledger.sqlite.fixtures import query_plan, scans_events
 from convledger.sqlite.rows import (
     APPEND_STATE,
+    CLEAR_PENDING,
     INSERT_EVENT,
+    INSERT_PENDING,
     INSERT_SEARCH_ROW,
     LEDGER_READS,
     NEXT_SEARCH_ROWID,
+    PENDING_EVENTS,
+    index_pending,
 )
 from convledger.store import Capability
 
@@ -46,6 +50,15 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
 def raw(store: SqliteStore) -> sqlite3.Connection:
     """A second, plain connection to the store's file."""
     return sqlite3.connect(store.path, isolation_level=None)
+
+
+def indexed(store: SqliteStore) -> sqlite3.Connection:
+    """:func:`raw`, after every pending event got its index row (SQL-074's step, done here)."""
+    connection = raw(store)
+    connection.execute("BEGIN IMMEDIATE")
+    index_pending(connection)
+    connection.execute("COMMIT")
+    return connection
 
 
 # -- the ledger on a file ------------------------------------------------------------------
@@ -127,7 +140,7 @@ def test_store_refusals_are_typed(store: SqliteStore) -> None:
 def test_fts_index_follows_appends(store: SqliteStore) -> None:
     """SQL-008: every event's string values are indexed, mapped to conversation and seq."""
     store.append("c", [draft("e1", value="grüße aus Köln"), draft("e2", value={"x": "zebra"})])
-    connection = raw(store)
+    connection = indexed(store)
     hits = connection.execute(
         "SELECT conversation_id, seq FROM events_fts WHERE events_fts MATCH 'kOln'"
     ).fetchall()
@@ -142,7 +155,7 @@ def test_fts_index_follows_appends(store: SqliteStore) -> None:
 def test_fts_rows_follow_deletes(store: SqliteStore) -> None:
     """SQL-008: deleting an events row removes exactly its FTS5 row."""
     store.append("c", [draft("e1", value="alpha"), draft("e2", value="beta")])
-    connection = raw(store)
+    connection = indexed(store)
     connection.execute("DELETE FROM events WHERE seq = 1")
     remaining = connection.execute("SELECT seq FROM events_fts").fetchall()
     connection.close()
@@ -194,17 +207,18 @@ def test_append_writes_one_index_row_per_event_without_a_trigger(store: SqliteSt
     # members given out of canonical order: the text follows the stored (sorted) order
     value: JsonValue = {"z": "zulu", "a": ["alpha", 1, {"m": "mike\x00x"}]}
     store.append("c\x00ü", [draft("e-1", value=value), draft("e-2", value="Köln")])
-    connection = raw(store)
+    connection = indexed(store)
     triggers = connection.execute(
         "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'events'"
         " ORDER BY name").fetchall()
-    indexed = connection.execute(
+    found = connection.execute(
         "SELECT e.seq, f.body, f.scope, f.conversation_id, f.seq FROM events AS e"
         " JOIN events_fts AS f ON f.rowid = e.search_rowid ORDER BY e.seq").fetchall()
     connection.close()
-    assert triggers == [("events_are_immutable",), ("events_fts_after_delete",)]
+    assert triggers == [("events_are_immutable",), ("events_fts_after_delete",),
+                        ("search_pending_after_delete",)]
     scope = "c\x00ü".encode().hex().upper()
-    assert indexed == [(1, "tester slot alpha mike\x00x zulu", scope, "c\x00ü", 1),
+    assert found == [(1, "tester slot alpha mike\x00x zulu", scope, "c\x00ü", 1),
                        (2, "tester slot Köln", scope, "c\x00ü", 2)]
 
 
@@ -430,16 +444,20 @@ def _counting_store(path: Path) -> tuple[SqliteStore, list[str]]:
 
 
 def test_append_runs_one_read_two_inserts_and_its_commit(tmp_path: Path) -> None:
-    """SQL-040, SQL-052, SQL-067, SQL-070: a single append and a batch run BEGIN IMMEDIATE, one
-    read (tombstone, head, next index rowid), the events' and the index rows' inserts and
-    COMMIT; no eventId lookup (the unique index refuses a stored one, SQL-004)."""
+    """SQL-040, SQL-052, SQL-067, SQL-073, SQL-074: a single append runs BEGIN IMMEDIATE, one
+    read (tombstone, head, next index rowid, pending count), the events' and the pending rows'
+    inserts and COMMIT; a batch that fills ``search_pending`` indexes the pending events and
+    its own instead; no eventId lookup (the unique index refuses a stored one, SQL-004)."""
     store, log = _counting_store(tmp_path / "ledger.sqlite")
-    expected = ["BEGIN IMMEDIATE", APPEND_STATE, INSERT_EVENT, INSERT_SEARCH_ROW, "COMMIT"]
     store.append("c", [draft("e1")])
-    assert log == expected
+    assert log == ["BEGIN IMMEDIATE", APPEND_STATE, INSERT_EVENT, INSERT_PENDING, "COMMIT"]
     log.clear()
     store.append("c", [draft(f"b{number}") for number in range(100)])
-    assert log == expected
+    assert log == ["BEGIN IMMEDIATE", APPEND_STATE, INSERT_EVENT, PENDING_EVENTS,
+                   INSERT_SEARCH_ROW, CLEAR_PENDING, INSERT_SEARCH_ROW, "COMMIT"]
+    log.clear()
+    store.append("c", [draft(f"x{number}") for number in range(100)])
+    assert log == ["BEGIN IMMEDIATE", APPEND_STATE, INSERT_EVENT, INSERT_SEARCH_ROW, "COMMIT"]
     store.close()
 
 
@@ -456,7 +474,9 @@ def test_stored_event_id_inside_a_batch_is_named_and_nothing_is_kept(store: Sqli
         handle.append("c", [draft("after")])
     assert [e.event_id for e in store.read("c").items] == ["after"]
     connection = raw(store)
-    index_rows = connection.execute("SELECT conversation_id, seq FROM events_fts").fetchall()
+    index_rows = connection.execute(
+        "SELECT conversation_id, seq FROM events_fts"
+        " UNION ALL SELECT conversation_id, seq FROM search_pending").fetchall()
     connection.close()
     assert sorted(index_rows) == [("c", 1), ("other", 1)]
 

@@ -41,11 +41,11 @@ def run(*argv: str) -> int:
 def test_inspect_reports_version_fts_and_conversations(
     v2_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """inspect: version 3, FTS5 ok, each conversation with events and head; exit 0."""
+    """inspect: version 4, FTS5 ok, each conversation with events and head; exit 0."""
     before = file_digest(v2_file)
     assert run("inspect", str(v2_file), "--json") == 0
     facts = json.loads(capsys.readouterr().out)
-    assert (facts["schemaVersion"], facts["fts5"], facts["problems"]) == (3, "ok", [])
+    assert (facts["schemaVersion"], facts["fts5"], facts["problems"]) == (4, "ok", [])
     assert facts["conversations"] == [
         {"conversationId": "a\x00ü", "events": 2, "headSeq": 2},
         {"conversationId": "b", "events": 1, "headSeq": 1},
@@ -57,7 +57,7 @@ def test_inspect_text_shows_ids_escaped(v2_file: Path, capsys: pytest.CaptureFix
     """inspect: the text report shows a NUL in an id as an escape, one line per conversation."""
     assert run("inspect", str(v2_file)) == 0
     out = capsys.readouterr().out
-    assert "schema version: 3" in out
+    assert "schema version: 4" in out
     assert '"a\\u0000ü": 2 events, head seq 2' in out
 
 
@@ -109,20 +109,20 @@ def test_migrate_dry_run_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFi
     before = file_digest(path)
     assert run("migrate", str(path), "--dry-run") == 0
     out = capsys.readouterr().out
-    assert "would migrate schema version 1 to 3" in out
+    assert "would migrate schema version 1 to 4" in out
     assert "conversations: 3" in out
     assert file_digest(path) == before
 
 
 def test_migrate_migrates_then_has_nothing_to_do(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    """migrate: migrates a version 1 file; a second run finds version 3."""
+    """migrate: migrates a version 1 file; a second run finds version 4."""
     path = tmp_path / "v1.sqlite"
     write_v1_database(path)
     assert run("migrate", str(path)) == 0
-    assert "migrated schema version 1 to 3" in capsys.readouterr().out
+    assert "migrated schema version 1 to 4" in capsys.readouterr().out
     assert run("migrate", str(path)) == 0
-    assert "already at schema version 3" in capsys.readouterr().out
+    assert "already at schema version 4" in capsys.readouterr().out
     store = SqliteStore(path, read_only=True)
     assert store.head("c-1") == 1
     store.close()

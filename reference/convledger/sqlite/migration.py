@@ -109,7 +109,7 @@ def migrate(
         if from_version == 2:
             connection.execute(f"DROP TRIGGER {schema.FTS_INSERT_TRIGGER.name}")
             notify("drop_insert_trigger")
-        for statement in schema.upgrade_script(3):
+        for statement in schema.upgrade_script(from_version):
             connection.execute(statement)
         notify("create_pending")
         _set_version(connection)

@@ -32,23 +32,13 @@ none): the insert takes the next free rowid of ``events_fts`` inside the same
 write transaction, and the AFTER DELETE trigger removes exactly that row.
 
 Version 3 (SQL-070) drops the trigger ``events_fts_after_insert``: the store
-writes an event's index row itself, in the statement after the event's, from
-the payload value it already holds (``rows.insert_events``), instead of
-SQLite walking the stored JSON again with ``json_tree``. Every other object
-is version 2's; a version 2 file migrates by dropping the trigger.
+writes an event's index row itself from the payload value it holds
+(``rows.insert_events``) instead of SQLite walking the JSON with ``json_tree``.
 
-Version 4 (SQL-073 .. SQL-076) lets the index lag the ledger by fewer than
-:data:`SEARCH_PENDING_LIMIT` events, and search closes the gap. An append or a
-transition writes, beside its events, one row of ``search_pending`` per event
-(its ``search_rowid``, conversation and seq: one small b-tree, one hot page)
-instead of its ``events_fts`` row (6 of the 8.7 pages of 16 KiB a single
-append wrote, and ~160 us of its ~600 us of CPU); the write that would bring
-the table to the limit moves every pending event into ``events_fts`` and
-empties the table, all in its own transaction. A search reads the pending
-rows in its read transaction and matches them with the same tokenizer in a
-``TEMP`` FTS5 table (``search.py``), so an event is found as soon as its
-append returns, as before. ``search_pending_after_delete`` removes a purged
-event's pending row, as ``events_fts_after_delete`` removes its index row.
+Version 4 (SQL-073 .. SQL-076) adds ``search_pending``: an append writes a small row per
+event there instead of its ``events_fts`` row, and the write that would bring it to
+:data:`SEARCH_PENDING_LIMIT` rows indexes every pending event (``rows.insert_placed``); a
+search matches pending events with the same tokenizer (``search.py``), so no answer changes.
 
 The FTS5 table keeps its own copy of the indexed text (snippets need it) and
 the ``conversation_id`` and ``seq`` of each row (unindexed), so a hit maps back
@@ -317,10 +307,7 @@ FTS_TABLE = SchemaObject(
 """The virtual table; its DDL pins the columns and the tokenizer (SQL-019)."""
 
 FTS_SHADOW_TABLES = (
-    "events_fts_data",
-    "events_fts_idx",
-    "events_fts_content",
-    "events_fts_docsize",
+    "events_fts_data", "events_fts_idx", "events_fts_content", "events_fts_docsize",
     "events_fts_config",
 )
 """The tables FTS5 keeps for ``events_fts``; every one must exist (SQL-018)."""
@@ -360,11 +347,8 @@ SEARCH_PENDING_LIMIT = 32
 
 PENDING_TABLE = _table(
     "search_pending",
-    """CREATE TABLE search_pending (
-        search_rowid INTEGER PRIMARY KEY,
-        conversation_id TEXT NOT NULL,
-        seq INTEGER NOT NULL
-    )""",
+    "CREATE TABLE search_pending (search_rowid INTEGER PRIMARY KEY,"
+    " conversation_id TEXT NOT NULL, seq INTEGER NOT NULL)",
 )
 """SQL-073: one row per event whose ``events_fts`` row is not written yet."""
 
@@ -393,8 +377,7 @@ V2_CORE: tuple[SchemaObject, ...] = V1_OBJECTS + V2_LEDGER + V2_RUNTIME
 
 
 def core_objects(version: int) -> tuple[SchemaObject, ...]:
-    """The ordinary schema objects of ``version`` (SQL-002, SQL-003); 3 has 2's, 4 adds
-    :data:`V4_OBJECTS`."""
+    """The ordinary objects of ``version`` (SQL-002, SQL-003); 3 has 2's, 4 adds V4_OBJECTS."""
     if version == 1:
         return V1_OBJECTS
     return V2_CORE + V4_OBJECTS if version >= 4 else V2_CORE
@@ -404,18 +387,13 @@ def creation_script(version: int) -> tuple[str, ...]:
     """The statements that create ``version`` on an empty database, in order."""
     if version == 1:
         return tuple(item.sql for item in V1_OBJECTS)
-    return tuple(
-        item.sql for item in (*core_objects(version), FTS_TABLE, *fts_triggers(version))
-    )
+    return tuple(item.sql for item in (*core_objects(version), FTS_TABLE, *fts_triggers(version)))
 
 
 def upgrade_script(from_version: int) -> tuple[str, ...]:
-    """The statements that bring a ``from_version`` database to :data:`LATEST_VERSION`'s
-    objects (version 1: every object of version 4 it lacks; version 2: drop the insert
-    trigger, SQL-072, then version 3's step; version 3: create :data:`V4_OBJECTS`, SQL-076)."""
-    if from_version == 3:
+    """The objects a version 1 (every object of version 4 it lacks) or a version 2 or 3 file
+    (:data:`V4_OBJECTS`, SQL-076; version 2 drops its insert trigger first, SQL-072) gains."""
+    if from_version in (2, 3):
         return tuple(item.sql for item in V4_OBJECTS)
-    if from_version == 2:
-        return (f"DROP TRIGGER {FTS_INSERT_TRIGGER.name}", *upgrade_script(3))
     added = (*V2_LEDGER, *V2_RUNTIME, *V4_OBJECTS, FTS_TABLE, *fts_triggers(LATEST_VERSION))
     return tuple(item.sql for item in added)

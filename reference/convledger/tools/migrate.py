@@ -1,12 +1,12 @@
-"""``convledger migrate DB [--dry-run]``: migrate a version 1 or 2 database to version 3.
+"""``convledger migrate DB [--dry-run]``: migrate a version 1, 2 or 3 database to version 4.
 
-Opening a version 1 or 2 file for writing migrates it anyway (SQL-030); this tool
+Opening a version 1, 2 or 3 file for writing migrates it anyway (SQL-030); this tool
 does it explicitly and says what happened. ``--dry-run`` runs the same
 migration inside a write transaction and rolls it back, so it proves the
 migration would succeed and reports what it would write, while the file stays
 byte for byte as it was (it needs the write lock, as the migration would).
 
-Exit status: 0 when the file is (or would be) at version 3, 2 when a version 1
+Exit status: 0 when the file is (or would be) at version 4, 2 when a version 1
 row cannot migrate (SQL-037 is reported as ``integrity``), 3 when the file
 cannot be opened, is refused (SQL-012 .. SQL-021), or does not exist.
 """
@@ -111,16 +111,19 @@ def describe(path: str, version: int, report: MigrationReport | None, *, dry: bo
     if report is None:
         return [f"{path}: already at schema version {version}; nothing to do"]
     verb = "would migrate" if dry else "migrated"
-    if report.from_version == 2:
-        lines = [
-            f"{path}: {verb} schema version 2 to {schema.LATEST_VERSION}",
-            f"  trigger {'to drop' if dry else 'dropped'}: {schema.FTS_INSERT_TRIGGER.name}"
-            " (the store indexes each event itself, SQL-070)",
-        ]
+    if report.from_version in (2, 3):
+        lines = [f"{path}: {verb} schema version {report.from_version} to {schema.LATEST_VERSION}"]
+        if report.from_version == 2:
+            lines.append(
+                f"  trigger {'to drop' if dry else 'dropped'}: {schema.FTS_INSERT_TRIGGER.name}"
+                " (the store indexes each event itself, SQL-070)")
+        lines.append(
+            f"  table {'to create' if dry else 'created'}: {schema.PENDING_TABLE.name}"
+            " (events waiting for their index row, SQL-073)")
         if dry:
             lines.append("  dry run: nothing was written")
         return lines
-    added = schema.V2_LEDGER + schema.V2_RUNTIME
+    added = schema.V2_LEDGER + schema.V2_RUNTIME + schema.V4_OBJECTS
     created = ", ".join(item.name for item in added if item.type == "table")
     lines = [
         f"{path}: {verb} schema version 1 to {schema.LATEST_VERSION}",
