@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -63,6 +64,23 @@ def worker(path: str, calls: int, clock: str) -> None:
         operation(store)
         print(timer() - started, flush=True)
     store.close()
+
+
+def _for_checkout(checkout: Path, path: Path) -> None:
+    """Give a checkout whose store knows only schema version 3 the same ledger as version 3:
+    version 4 adds ``search_pending`` and its trigger only (SQL-076), and the reference file
+    has no pending event, so dropping them leaves exactly the version 3 file."""
+    schema_source = (checkout / "reference/convledger/sqlite/schema.py").read_text()
+    if "LATEST_VERSION = 3" not in schema_source:
+        return
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        assert connection.execute("SELECT count(*) FROM search_pending").fetchone() == (0,)
+        for statement in ("DROP TRIGGER search_pending_after_delete", "DROP TABLE search_pending",
+                          "UPDATE meta SET value = '3' WHERE key = 'schema_version'"):
+            connection.execute(statement)
+    finally:
+        connection.close()
 
 
 class Worker:
@@ -136,9 +154,10 @@ def main() -> None:
         directory = Path(name)
         build_reference_file(directory / "reference.sqlite", 1000)
         minimal.build_minimal_file(directory / "minimal.sqlite", 1000)
+        base_file = copy_ledger(directory / "reference.sqlite", directory / "base.sqlite")
+        _for_checkout(options.base.resolve(), base_file)
         workers = {
-            "base": Worker(options.base.resolve(), copy_ledger(
-                directory / "reference.sqlite", directory / "base.sqlite"), total, options.clock),
+            "base": Worker(options.base.resolve(), base_file, total, options.clock),
             "this": Worker(HERE, copy_ledger(
                 directory / "reference.sqlite", directory / "this.sqlite"), total, options.clock),
         }

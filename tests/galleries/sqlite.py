@@ -40,8 +40,10 @@ from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, LedgerError, NotFoundError
 from convledger.fast.archive import encode_stored
 from convledger.kinds import KindRegistry
+from convledger.search.operations import Allowed, Hit, page_of
 from convledger.sqlite import SqliteStore, opening, rows, runtime
 from convledger.sqlite import companions as side
+from convledger.sqlite import search as fts
 from convledger.sqlite import store as store_module
 from convledger.sqlite.errors import (
     Fts5PartialError,
@@ -472,6 +474,113 @@ MACHINE = "sqlite_ledger_state_machine"
 """The check that catches the last two stores."""
 
 
+# -- version 4: the events waiting for their index row (SQL-073 .. SQL-075) -----------------
+
+
+class _AppendsThenTouchesPending(SqliteStore):
+    """Appends as the reference between :meth:`_before` and :meth:`_after`, in the same
+    transaction (a base, no bug)."""
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        with self._transaction("append", write=True) as connection:
+            before = _index_rowids(connection)
+            placed = store_module.append_checked(connection, conversation_id, drafts,
+                                                 expected_head)
+            self._after(connection, before, _index_rowids(connection) - before)
+            return placed
+
+    def _after(self, connection: sqlite3.Connection, before: set[int], added: set[int]) -> None:
+        """``before``: the rowids of ``events_fts`` before the append; ``added``: its new ones."""
+        raise NotImplementedError
+
+
+def _index_rowids(connection: sqlite3.Connection) -> set[int]:
+    return {int(row[0]) for row in connection.execute("SELECT rowid FROM events_fts")}
+
+
+def _event_of(connection: sqlite3.Connection, rowid: int) -> tuple[str, int]:
+    found = connection.execute(
+        "SELECT conversation_id, seq FROM events WHERE search_rowid = ?", (rowid,)).fetchone()
+    return str(found[0]), int(found[1])
+
+
+class NeverIndexesPending(_AppendsThenTouchesPending):
+    """SQL-074: the write that fills ``search_pending`` empties it, but indexes only its own
+    events: those that were pending are left with neither row."""
+
+    def _after(self, connection: sqlite3.Connection, before: set[int], added: set[int]) -> None:
+        newest = max(added, default=0)
+        mine = {rowid for rowid in added if rowid > newest - 1}
+        connection.executemany("DELETE FROM events_fts WHERE rowid = ?",
+                               [(rowid,) for rowid in sorted(added - mine)])
+
+
+class PendingKeptAfterIndexing(_AppendsThenTouchesPending):
+    """SQL-073: the write that indexes the pending events keeps their pending rows, so those
+    events have both rows."""
+
+    def _after(self, connection: sqlite3.Connection, before: set[int], added: set[int]) -> None:
+        connection.executemany(rows.INSERT_PENDING, [
+            (rowid, *_event_of(connection, rowid)) for rowid in sorted(added)
+        ])
+
+
+class PendingGrowsPastTheLimit(_AppendsThenTouchesPending):
+    """SQL-074: the write that would fill ``search_pending`` keeps every event pending, so the
+    table grows past 32 rows (searches still find every event)."""
+
+    def _after(self, connection: sqlite3.Connection, before: set[int], added: set[int]) -> None:
+        for rowid in sorted(added):
+            connection.execute("DELETE FROM events_fts WHERE rowid = ?", (rowid,))
+            connection.execute(rows.INSERT_PENDING, (rowid, *_event_of(connection, rowid)))
+
+
+class SearchIgnoresPending(SqliteStore):
+    """SQL-075, SRC-004: a search reads ``events_fts`` only, so an event is found only once
+    the index caught up with it."""
+
+    def _search(
+        self, requester: str, words: tuple[str, ...], scope: tuple[str, ...] | None,
+        limit: int, allowed: Allowed,
+    ) -> list[Hit]:
+        with self._transaction("search", write=False) as connection:
+            candidates = iter(scope) if scope is not None else iter(sorted(
+                {str(row[0]) for row in connection.execute(
+                    "SELECT DISTINCT conversation_id FROM events")}, key=lambda c: c.encode()))
+            return page_of(lambda cid, n: fts.hits_of(connection, cid, words, n),
+                           requester, candidates, limit, allowed)
+
+
+class TailMatchedByLowercase(SqliteStore):
+    """SQL-075: the pending events are matched by Python's lower-cased words instead of the
+    index's tokenizer, so a diacritic or a ligature matches otherwise while an event waits."""
+
+    def _search(
+        self, requester: str, words: tuple[str, ...], scope: tuple[str, ...] | None,
+        limit: int, allowed: Allowed,
+    ) -> list[Hit]:
+        original = fts.tail_of
+
+        def lowered(
+            connection: sqlite3.Connection, cid: str, query: tuple[str, ...], n: int
+        ) -> list[Hit]:
+            wanted = {word.lower() for word in query}
+            found = [
+                Hit(cid, int(seq), str(at), rows.stored_text(payload))
+                for _, owner, seq, at, payload in connection.execute(rows.PENDING_EVENTS)
+                if owner == cid and wanted <= set(rows.stored_text(payload).lower().split())
+            ]
+            return found[::-1][:n]
+
+        fts.tail_of = lowered
+        try:
+            return super()._search(requester, words, scope, limit, allowed)
+        finally:
+            fts.tail_of = original
+
+
 BROKEN: tuple[BrokenStore, ...] = (
     *(
         broken("sqlite", cls, *catches, factory=factory_of(cls))
@@ -490,6 +599,11 @@ BROKEN: tuple[BrokenStore, ...] = (
             (CachedReads, ("LED-019",)),
             (SeqsOutsideTheLock, ("LED-017",)),
             (ExportOutsideATransaction, ("SQL-045",)),
+            (NeverIndexesPending, ("SQL-074",)),
+            (PendingKeptAfterIndexing, ("SQL-073",)),
+            (PendingGrowsPastTheLimit, ("SQL-074",)),
+            (SearchIgnoresPending, ("SQL-075",)),
+            (TailMatchedByLowercase, ("SQL-075",)),
         )
     ),
     broken("sqlite", HeadCachedPerHandle, "SQL-047", factory=files_of(HeadCachedPerHandle),

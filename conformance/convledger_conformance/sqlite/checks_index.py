@@ -275,8 +275,8 @@ def _all_answers(store: object, requesters: tuple[str, ...]) -> list[object]:
             for requester in requesters]
 
 
-@check("SQL-073", "SQL-074", "SQL-075", "SRC-004", "SRC-024", capability=Capability.SEARCH,
-       also=(Capability.PURGE,))
+@check("SQL-073", "SQL-074", "SQL-075", "SRC-004", "SRC-024", capability=Capability.MIGRATION,
+       also=(Capability.SEARCH, Capability.PURGE))
 def check_pending_events_are_found(ctx: CheckContext) -> None:
     """SQL-073 .. SQL-075: after every append each event has one row, fewer than 32 wait, and a
     search (read-only handle included) finds the pending events exactly as indexed ones,
@@ -303,8 +303,6 @@ def check_pending_events_are_found(ctx: CheckContext) -> None:
                 _compare_with_indexed(ctx, store, opener, owners, ids)
         if not seen_pending:
             fail("SQL-073", "no append left a pending row: the precondition of the check")
-        if Capability.PURGE not in store.capabilities:
-            return
         store.append("gone", [draft("g-1", "plain word")])
         if _pending_count(store.path) == 0:
             store.append("gone", [draft("g-2", "plain word")])

@@ -43,8 +43,9 @@ asks it the same ``body`` expression: every pending event then matches
 exactly as its index row will. A conversation's pending events are its newest
 (a write that indexes takes every pending event, and rowids follow seq), so
 its tail hits come before its indexed ones, and a conversation with a tail
-hit has a hit. The temporary rows are deleted before the search returns
-(SRC-024); nothing of the file is written.
+hit has a hit. The temporary table lives as long as the connection and holds
+only text of events still pending (:func:`tail_hits`); nothing of the file
+is written (SRC-024).
 """
 
 from __future__ import annotations
@@ -97,52 +98,96 @@ so that neither side of the race runs far ahead of the other."""
 
 
 TAIL_TABLE = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tail USING fts5("
-    "body, conversation_id UNINDEXED, seq UNINDEXED, occurred_at UNINDEXED, "
-    "tokenize = 'unicode61 remove_diacritics 2')"
+    "CREATE VIRTUAL TABLE temp.search_tail USING fts5("
+    "body, scope, conversation_id UNINDEXED, seq UNINDEXED, event_id UNINDEXED, "
+    "occurred_at UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
 )
-"""SQL-075: the connection's own table of the pending events' text, tokenized as
-``events_fts`` is (a test holds the two tokenizers equal)."""
+"""SQL-075: the connection's own table of the pending events' text, with the columns and the
+tokenizer of ``events_fts`` (a test holds the two tokenizers equal), so the same MATCH
+expressions ask it; rowid the ``search_rowid``."""
 
 assert "tokenize = 'unicode61 remove_diacritics 2'" in FTS_TABLE.sql
 
+PENDING_KEYS = (
+    "SELECT search_pending.search_rowid, search_pending.conversation_id, search_pending.seq,"
+    " events.event_id FROM search_pending JOIN events"
+    " ON events.conversation_id = search_pending.conversation_id"
+    " AND events.seq = search_pending.seq"
+)
+"""SQL-075: which events wait for their index row, by their identity alone."""
+TAIL_KEYS = "SELECT rowid, conversation_id, seq, event_id FROM temp.search_tail"
+PENDING_EVENT = (
+    "SELECT occurred_at, payload FROM events WHERE conversation_id = ? AND seq = ?"
+)
 INSERT_TAIL = (
-    "INSERT INTO temp.search_tail (rowid, body, conversation_id, seq, occurred_at)"
-    " VALUES (?, ?, ?, ?, ?)"
+    "INSERT INTO temp.search_tail (rowid, body, scope, conversation_id, seq, event_id,"
+    " occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
-TAIL_HITS = (
-    "SELECT conversation_id, seq, occurred_at,"
+DROP_TAIL = "DELETE FROM temp.search_tail WHERE rowid = ?"
+TAIL_OF_ONE = (
+    "SELECT conversation_id, CAST(seq AS INTEGER), occurred_at,"
     f" snippet(search_tail, 0, '', '', '…', {SNIPPET_TOKENS})"
-    " FROM temp.search_tail WHERE search_tail MATCH ? ORDER BY rowid DESC"
+    " FROM temp.search_tail WHERE search_tail MATCH ?1 ORDER BY rowid DESC LIMIT ?2"
 )
-"""SQL-075: every pending event that matches, newest first within each conversation."""
-CLEAR_TAIL = "DELETE FROM temp.search_tail"
+"""SQL-075: the newest pending hits of one conversation (its scope token is in the MATCH)."""
+TAIL_CONVERSATIONS = (
+    "SELECT DISTINCT conversation_id FROM temp.search_tail WHERE search_tail MATCH ?"
+)
+"""SQL-075: the conversations with a pending hit, for a search without a scope."""
 
-Tail = dict[str, list[Hit]]
-"""The hits among the pending events, by conversation, newest first."""
+Key = tuple[str, int, str]
 
 
-def tail_hits(connection: sqlite3.Connection, words: tuple[str, ...]) -> Tail:
-    """SQL-075: the pending events that match ``words`` (module note); the caller holds the
-    search's read transaction."""
-    pending = connection.execute(rows.PENDING_EVENTS).fetchall()
-    if not pending:
-        return {}
-    connection.execute(TAIL_TABLE)
+def sync_tail(connection: sqlite3.Connection) -> bool:
+    """SQL-075: bring ``temp.search_tail`` to the pending events of this read transaction;
+    whether there is any.
+
+    ``temp.search_tail`` keeps, between the searches of one connection, the text of the
+    events it was given, each under its ``search_rowid``, conversation, seq and eventId: a
+    stored event never changes (SQL-006), so a row whose four values a pending row still
+    names holds that event's text; the others are deleted and the new ones inserted, each
+    payload decoded once per connection instead of once per search. Only this connection
+    sees the table, and no answer depends on what it held before (SRC-024).
+    """
+    pending: dict[int, Key] = {
+        int(rowid): (str(cid), int(seq), str(eid))
+        for rowid, cid, seq, eid in connection.execute(PENDING_KEYS).fetchall()
+    }
     try:
-        connection.executemany(INSERT_TAIL, [
-            (rowid, rows.stored_text(payload), conversation_id, seq, occurred_at)
-            for rowid, conversation_id, seq, occurred_at, payload in pending
-        ])
-        found = connection.execute(TAIL_HITS, (match_expression(words),)).fetchall()
-    finally:
-        connection.execute(CLEAR_TAIL)
-    tail: Tail = {}
-    for conversation_id, seq, occurred_at, snippet in found:
-        tail.setdefault(str(conversation_id), []).append(
-            Hit(str(conversation_id), int(seq), str(occurred_at), str(snippet))
-        )
-    return tail
+        held = {int(row[0]): (str(row[1]), int(row[2]), str(row[3]))
+                for row in connection.execute(TAIL_KEYS).fetchall()}
+    except sqlite3.OperationalError:  # the first search of this connection
+        if not pending:
+            return False
+        connection.execute(TAIL_TABLE)
+        held = {}
+    stale = [(rowid,) for rowid, key in held.items() if pending.get(rowid) != key]
+    if stale:
+        connection.executemany(DROP_TAIL, stale)
+    fresh = [(rowid, key) for rowid, key in pending.items() if held.get(rowid) != key]
+    if fresh:
+        rows_in: list[tuple[object, ...]] = []
+        for rowid, (cid, seq, eid) in fresh:
+            occurred_at, payload = connection.execute(PENDING_EVENT, (cid, seq)).fetchone()
+            rows_in.append((rowid, rows.stored_text(payload), scope_token(cid), cid, seq, eid,
+                            occurred_at))
+        connection.executemany(INSERT_TAIL, rows_in)
+    return bool(pending)
+
+
+def tail_of(
+    connection: sqlite3.Connection, conversation_id: str, words: tuple[str, ...], limit: int
+) -> list[Hit]:
+    """SQL-075: up to ``limit`` pending hits of one conversation, newest first (after
+    :func:`sync_tail`)."""
+    found = connection.execute(TAIL_OF_ONE, (_within(conversation_id, words), limit)).fetchall()
+    return [Hit(str(cid), int(seq), str(at), str(snippet)) for cid, seq, at, snippet in found]
+
+
+def tail_conversations(connection: sqlite3.Connection, words: tuple[str, ...]) -> set[str]:
+    """SQL-075: the conversations with a pending hit (after :func:`sync_tail`)."""
+    found = connection.execute(TAIL_CONVERSATIONS, (match_expression(words),)).fetchall()
+    return {str(row[0]) for row in found}
 
 
 def _within(conversation_id: str, words: tuple[str, ...]) -> str:
@@ -163,12 +208,12 @@ def _has_hit(connection: sqlite3.Connection, conversation_id: str, words: tuple[
 
 
 def _with_hits(
-    connection: sqlite3.Connection, requester: str, words: tuple[str, ...], tail: Tail
+    connection: sqlite3.Connection, requester: str, words: tuple[str, ...], tail: bool
 ) -> Iterator[str]:
     """The conversations other than ``requester`` with a hit, in code-point order (module note);
-    those with a hit among the pending events (``tail``) are known from the start."""
+    those with a pending hit (when ``tail``) are known from the start."""
     expression = match_expression(words)
-    seen: set[str] = set(tail)
+    seen: set[str] = tail_conversations(connection, words) if tail else set()
     last_rowid = 0  # every rowid is at least 1 (rows.INSERT_EVENT)
     position = ""  # no conversation id is empty (ENV-005), so every one follows it
     while True:
@@ -201,10 +246,10 @@ def search(
 ) -> list[Hit]:
     """SRC-010 .. SRC-013: own hits first, then authorized others (``page_of``); SQL-075: the
     pending events' hits first within their conversation."""
-    tail = tail_hits(connection, words)
+    tail = sync_tail(connection)
 
     def newest(conversation_id: str, n: int) -> list[Hit]:
-        fresh = tail.get(conversation_id, [])[:n]
+        fresh = tail_of(connection, conversation_id, words, n) if tail else []
         if len(fresh) == n:
             return fresh
         return fresh + hits_of(connection, conversation_id, words, n - len(fresh))
