@@ -228,3 +228,38 @@ def test_a_v3_file_migrates_to_version_4(path: Path) -> None:
             "SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
     finally:
         connection.close()
+
+
+def test_a_handle_s_tail_table_follows_other_writers(path: Path) -> None:
+    """SQL-075: a reader's TEMP table keeps pending text between searches; after another
+    handle indexes those events, appends new ones and purges a conversation, the reader
+    answers exactly as a new handle does."""
+    writer = SqliteStore(path)
+    reader = SqliteStore(path)
+    try:
+        for number in range(6):
+            writer.append(f"c{number % 3}", [text_draft(f"e{number}", "word")])  # type: ignore[list-item]
+
+        def answers(store: SqliteStore) -> list[tuple[str, int]]:
+            return [(h.conversation_id, h.seq) for h in store.search(
+                "c0", "word", authorize=lambda _c: True)]
+
+        assert answers(reader) == [("c0", 2), ("c0", 1), ("c1", 2), ("c1", 1), ("c2", 2),
+                                   ("c2", 1)]
+        writer.append("c1", [text_draft(f"f{n}", "word") for n in range(LIMIT)])  # type: ignore[misc]
+        writer.append("c2", [text_draft("g", "word")])  # type: ignore[list-item]
+        writer.purge("c0")
+        assert counts(path) == (1, 4 + LIMIT)
+        fresh = SqliteStore(path)
+        try:
+            assert answers(reader) == answers(fresh)
+            assert [h.conversation_id for h in answers_of(reader)] == ["c1"] * 20
+        finally:
+            fresh.close()
+    finally:
+        reader.close()
+        writer.close()
+
+
+def answers_of(store: SqliteStore) -> list[object]:
+    return list(store.search("c1", "word", limit=20))

@@ -36,7 +36,7 @@ The events not indexed yet (version 4, SQL-075)
 -----------------------------------------------
 Fewer than ``schema.SEARCH_PENDING_LIMIT`` events of the whole file wait in
 ``search_pending`` for their index row (SQL-073, SQL-074). A search reads
-them in its read transaction (:data:`~convledger.sqlite.rows.PENDING_EVENTS`),
+them in its read transaction (:data:`PENDING_KEYS`),
 writes their text into the connection's ``TEMP`` FTS5 table
 :data:`TAIL_TABLE`, whose ``body`` has the tokenizer of ``events_fts``, and
 asks it the same ``body`` expression: every pending event then matches
@@ -44,7 +44,7 @@ exactly as its index row will. A conversation's pending events are its newest
 (a write that indexes takes every pending event, and rowids follow seq), so
 its tail hits come before its indexed ones, and a conversation with a tail
 hit has a hit. The temporary table lives as long as the connection and holds
-only text of events still pending (:func:`tail_hits`); nothing of the file
+only text of events still pending (:func:`sync_tail`); nothing of the file
 is written (SRC-024).
 """
 
@@ -99,7 +99,7 @@ so that neither side of the race runs far ahead of the other."""
 
 TAIL_TABLE = (
     "CREATE VIRTUAL TABLE temp.search_tail USING fts5("
-    "body, scope, conversation_id UNINDEXED, seq UNINDEXED, event_id UNINDEXED, "
+    "body, scope, conversation_id UNINDEXED, seq UNINDEXED, "
     "occurred_at UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
 )
 """SQL-075: the connection's own table of the pending events' text, with the columns and the
@@ -108,20 +108,15 @@ expressions ask it; rowid the ``search_rowid``."""
 
 assert "tokenize = 'unicode61 remove_diacritics 2'" in FTS_TABLE.sql
 
-PENDING_KEYS = (
-    "SELECT search_pending.search_rowid, search_pending.conversation_id, search_pending.seq,"
-    " events.event_id FROM search_pending JOIN events"
-    " ON events.conversation_id = search_pending.conversation_id"
-    " AND events.seq = search_pending.seq"
-)
-"""SQL-075: which events wait for their index row, by their identity alone."""
-TAIL_KEYS = "SELECT rowid, conversation_id, seq, event_id FROM temp.search_tail"
+PENDING_KEYS = "SELECT search_rowid, conversation_id, seq FROM search_pending"
+"""SQL-075: which events wait for their index row (fewer than 32 rows, no read of ``events``)."""
+TAIL_KEYS = "SELECT rowid, conversation_id, seq FROM temp.search_tail"
 PENDING_EVENT = (
     "SELECT occurred_at, payload FROM events WHERE conversation_id = ? AND seq = ?"
 )
 INSERT_TAIL = (
-    "INSERT INTO temp.search_tail (rowid, body, scope, conversation_id, seq, event_id,"
-    " occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO temp.search_tail (rowid, body, scope, conversation_id, seq, occurred_at)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
 )
 DROP_TAIL = "DELETE FROM temp.search_tail WHERE rowid = ?"
 TAIL_OF_ONE = (
@@ -135,7 +130,7 @@ TAIL_CONVERSATIONS = (
 )
 """SQL-075: the conversations with a pending hit, for a search without a scope."""
 
-Key = tuple[str, int, str]
+Key = tuple[str, int]
 
 
 def sync_tail(connection: sqlite3.Connection) -> bool:
@@ -143,18 +138,21 @@ def sync_tail(connection: sqlite3.Connection) -> bool:
     whether there is any.
 
     ``temp.search_tail`` keeps, between the searches of one connection, the text of the
-    events it was given, each under its ``search_rowid``, conversation, seq and eventId: a
-    stored event never changes (SQL-006), so a row whose four values a pending row still
-    names holds that event's text; the others are deleted and the new ones inserted, each
-    payload decoded once per connection instead of once per search. Only this connection
-    sees the table, and no answer depends on what it held before (SRC-024).
+    events it was given, each under its ``search_rowid``, conversation and seq. A
+    conversation and seq name one event forever: a stored event never changes (SQL-006),
+    leaves only with a purge of its conversation (SQL-056), which then takes no event ever
+    again (TRN-092), and a refused batch's rows never commit (LED-004). So a row whose
+    three values a pending row still names holds that event's text; the others are
+    deleted and the new ones inserted, each payload decoded once per connection instead
+    of once per search. Only this connection sees the table, and no answer depends on
+    what it held before (SRC-024).
     """
     pending: dict[int, Key] = {
-        int(rowid): (str(cid), int(seq), str(eid))
-        for rowid, cid, seq, eid in connection.execute(PENDING_KEYS).fetchall()
+        int(rowid): (str(cid), int(seq))
+        for rowid, cid, seq in connection.execute(PENDING_KEYS).fetchall()
     }
     try:
-        held = {int(row[0]): (str(row[1]), int(row[2]), str(row[3]))
+        held = {int(row[0]): (str(row[1]), int(row[2]))
                 for row in connection.execute(TAIL_KEYS).fetchall()}
     except sqlite3.OperationalError:  # the first search of this connection
         if not pending:
@@ -167,9 +165,9 @@ def sync_tail(connection: sqlite3.Connection) -> bool:
     fresh = [(rowid, key) for rowid, key in pending.items() if held.get(rowid) != key]
     if fresh:
         rows_in: list[tuple[object, ...]] = []
-        for rowid, (cid, seq, eid) in fresh:
+        for rowid, (cid, seq) in fresh:
             occurred_at, payload = connection.execute(PENDING_EVENT, (cid, seq)).fetchone()
-            rows_in.append((rowid, rows.stored_text(payload), scope_token(cid), cid, seq, eid,
+            rows_in.append((rowid, rows.stored_text(payload), scope_token(cid), cid, seq,
                             occurred_at))
         connection.executemany(INSERT_TAIL, rows_in)
     return bool(pending)
