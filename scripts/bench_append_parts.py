@@ -12,7 +12,12 @@ round (the starting contender rotating), it times:
   rows, ``COMMIT`` (which writes the WAL frames and fsyncs);
 * ``replay-now``: the statements of this checkout's append (one read of the tombstone, the
   head and the next FTS rowid, ``rows.APPEND_STATE``; no eventId probe), each timed;
-  ``replay`` is the sequence main ran at c05251d;
+  ``replay`` is the sequence main ran at c05251d (both write each event's FTS5 row, schema
+  version 3);
+* ``replay-v4``: the statements of schema version 4 (SQL-073, SQL-074): the one read (now
+  also the pending count), the events, their ``search_pending`` rows, and in one call of
+  32 the index rows of every pending event instead; that part is the mean of its round
+  (amortized), every other part the median;
 * ``replay-nofts``: the ``replay`` statements without the FTS5 statements, so the commit's
   difference is what the FTS5 pages cost in the WAL and its fsync;
 * ``replay-noidx``: the same on a copy without ``events_by_event_id`` and without the
@@ -62,6 +67,7 @@ from convledger.search.query import scope_token
 from convledger.search.text import event_text
 from convledger.sqlite import SqliteStore, rows
 from convledger.sqlite import runtime_view as view
+from convledger.sqlite.schema import SEARCH_PENDING_LIMIT
 from convledger_bench import minimal
 from convledger_bench.workloads import (
     build_reference_file,
@@ -179,6 +185,51 @@ def replay_call(
     return call
 
 
+AMORTIZED = "pending rows, or index them all (amortized)"
+"""The part of ``replay-v4`` whose round statistic is the mean: one call in 32 indexes."""
+
+
+def pending_replay_call(connection: sqlite3.Connection, batch: int) -> Call:
+    """The statements of schema version 4 (SQL-073, SQL-074), each timed: the one read, the
+    events, their ``search_pending`` rows, and, in the write that fills the table, the index
+    rows of every pending event and of its own (``rows.index_pending``) instead."""
+    head = SIZE
+
+    def call(turn: int) -> Timings:
+        nonlocal head
+        stored = _rows(turn, batch, head)
+        index_rows = [(event_text(codec.decode_stored(row[6])), scope_token(CONVERSATION),
+                       CONVERSATION, row[1]) for row in stored]
+        timings: Timings = {}
+        started = CLOCK[0]()
+        connection.execute("BEGIN IMMEDIATE")
+        started = _clock(timings, "BEGIN IMMEDIATE", started)
+        _, _, first, pending = rows.append_state(connection, CONVERSATION)
+        started = _clock(timings, "SELECT tombstone+head+next rowid+pending", started)
+        connection.executemany(
+            rows.INSERT_EVENT, [(*row, rowid) for rowid, row in enumerate(stored, start=first)]
+        )
+        started = _clock(timings, "INSERT events", started)
+        if pending + batch < SEARCH_PENDING_LIMIT:
+            connection.executemany(rows.INSERT_PENDING, [
+                (rowid, CONVERSATION, row[1]) for rowid, row in enumerate(stored, start=first)
+            ])
+        else:
+            if pending:
+                rows.index_pending(connection)
+            connection.executemany(
+                rows.INSERT_SEARCH_ROW,
+                [(rowid, *found) for rowid, found in enumerate(index_rows, start=first)],
+            )
+        started = _clock(timings, AMORTIZED, started)
+        connection.execute("COMMIT")
+        _clock(timings, "COMMIT (WAL write + fsync)", started)
+        head += batch
+        return timings
+
+    return call
+
+
 def minimal_call(ledger: minimal.MinimalLedger, batch: int) -> Call:
     """The minimal ledger transaction, each statement timed."""
     connection = ledger.connection
@@ -256,6 +307,8 @@ def measure(
         "replay-now": replay_call(
             _connection(copy_ledger(reference, directory / f"{tag}-now.sqlite")), batch,
             fts=True, probe=False, fused=True),
+        "replay-v4": pending_replay_call(
+            _connection(copy_ledger(reference, directory / f"{tag}-v4.sqlite")), batch),
         "replay-nofts": replay_call(
             _connection(copy_ledger(reference, directory / f"{tag}-nofts.sqlite")), batch,
             fts=False, probe=True),
@@ -279,7 +332,8 @@ def measure(
             turn += 1
         for name, parts in samples.items():
             for part, values in parts.items():
-                results[name][part].append(statistics.median(values) * 1e6)
+                middle = statistics.mean if part == AMORTIZED else statistics.median
+                results[name][part].append(middle(values) * 1e6)
     return results
 
 
@@ -304,6 +358,18 @@ def frames(directory: Path, batch: int) -> dict[str, float]:
             call(turn)
         found[f"{name} ({page} B pages)"] = (wal.stat().st_size - before) / (page + 24) / 20
         connection.close()
+    path = copy_ledger(reference, directory / f"frames-v4-{batch}.sqlite")
+    connection = _connection(path, autocheckpoint=False)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = int(connection.execute("PRAGMA page_size").fetchone()[0])
+    call = pending_replay_call(connection, batch)
+    wal = Path(f"{path}-wal")
+    before = wal.stat().st_size if wal.exists() else 0
+    for turn in range(2 * SEARCH_PENDING_LIMIT):  # two whole cycles of search_pending
+        call(turn)
+    found[f"replay-v4, amortized ({page} B pages)"] = (
+        (wal.stat().st_size - before) / (page + 24) / (2 * SEARCH_PENDING_LIMIT))
+    connection.close()
     path = copy_ledger(directory / "minimal.sqlite", directory / f"frames-minimal-{batch}.sqlite")
     ledger = minimal.MinimalLedger(path)
     ledger.connection.execute("PRAGMA wal_autocheckpoint = 0")
@@ -334,10 +400,10 @@ def report(batch: int, results: dict[str, dict[str, list[float]]]) -> None:
                 print(f"  {part:38} {_cell(values)}")
     store = statistics.median(results["store"]["store"])
     replay = statistics.median(
-        [sum(v) for v in zip(*results["replay-now"].values(), strict=True)])
+        [sum(v) for v in zip(*results["replay-v4"].values(), strict=True)])
     python = results["python"]
     own = sum(statistics.median(python[part]) for part in python if not part.startswith("  "))
-    print(f"store - replay-now statements - python parts = glue {store - replay - own:.1f} us")
+    print(f"store - replay-v4 statements - python parts = glue {store - replay - own:.1f} us")
 
 
 def profile(directory: Path, batch: int, calls: int) -> None:

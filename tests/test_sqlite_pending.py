@@ -263,3 +263,54 @@ def test_a_handle_s_tail_table_follows_other_writers(path: Path) -> None:
 
 def answers_of(store: SqliteStore) -> list[object]:
     return list(store.search("c1", "word", limit=20))
+
+
+_APPENDER = """
+import sys
+from convledger.envelope import EventDraft
+from convledger.sqlite import SqliteStore
+
+store = SqliteStore(sys.argv[1])
+for number in range(10**6):
+    store.append("c%d" % (number % 3), [EventDraft(
+        event_id="k%d" % number, kind="state/set", occurred_at="2024-05-01T12:00:00Z",
+        payload={"name": "n", "version": 1, "value": "word %d" % number, "actor": "a"})])
+    print(number, flush=True)
+"""
+
+
+@pytest.mark.parametrize("stop_after", [29, 31, 47])
+def test_a_kill_between_appends_leaves_every_acknowledged_event_searchable(
+    path: Path, stop_after: int
+) -> None:
+    """SQL-073, SQL-074, DUR-001: kill -9 of a process appending single events (the flush
+    every 32nd among them); the file then holds each event with exactly one of its two rows,
+    fewer than 32 pending, and a search finds every acknowledged event."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from convledger_conformance.sqlite.checks_index import _index_problems
+
+    child = subprocess.Popen([sys.executable, "-c", _APPENDER, str(path)],
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    acknowledged = []
+    for line in child.stdout:
+        acknowledged.append(int(line))
+        if len(acknowledged) > stop_after:
+            break
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    child.stdout.close()
+    assert _index_problems(path) == []
+    store = SqliteStore(path)
+    try:
+        found = {(h.conversation_id, h.seq) for h in store.search(
+            "c0", "word", limit=100, authorize=lambda _c: True)}
+        heads = [store.head(f"c{n}") for n in range(3)]
+    finally:
+        store.close()
+    assert sum(heads) >= len(acknowledged)
+    assert found == {(f"c{n}", seq) for n in range(3) for seq in range(1, heads[n] + 1)}
