@@ -98,7 +98,7 @@ so that neither side of the race runs far ahead of the other."""
 
 
 TAIL_TABLE = (
-    "CREATE VIRTUAL TABLE temp.search_tail USING fts5("
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tail USING fts5("
     "body, scope, conversation_id UNINDEXED, seq UNINDEXED, "
     "occurred_at UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
 )
@@ -151,14 +151,11 @@ def sync_tail(connection: sqlite3.Connection) -> bool:
         int(rowid): (str(cid), int(seq))
         for rowid, cid, seq in connection.execute(PENDING_KEYS).fetchall()
     }
-    try:
-        held = {int(row[0]): (str(row[1]), int(row[2]))
-                for row in connection.execute(TAIL_KEYS).fetchall()}
-    except sqlite3.OperationalError:  # the first search of this connection
-        if not pending:
-            return False
-        connection.execute(TAIL_TABLE)
-        held = {}
+    if not pending:
+        return False  # rows the table may still hold are dropped by the next sync
+    connection.execute(TAIL_TABLE)  # IF NOT EXISTS: created by the connection's first sync
+    held = {int(row[0]): (str(row[1]), int(row[2]))
+            for row in connection.execute(TAIL_KEYS).fetchall()}
     stale = [(rowid,) for rowid, key in held.items() if pending.get(rowid) != key]
     if stale:
         connection.executemany(DROP_TAIL, stale)
@@ -170,7 +167,7 @@ def sync_tail(connection: sqlite3.Connection) -> bool:
             rows_in.append((rowid, rows.stored_text(payload), scope_token(cid), cid, seq,
                             occurred_at))
         connection.executemany(INSERT_TAIL, rows_in)
-    return bool(pending)
+    return True
 
 
 def tail_of(
