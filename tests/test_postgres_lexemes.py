@@ -7,6 +7,10 @@ event that ``INSERT_WORDS`` splits at ``words.SEPARATOR``; split so, without its
 pieces, it must hold exactly that set for any payload: non-ASCII, astral, combining marks,
 long words (the 200-byte digest), digits, keys that are words too. The last test stores
 such payloads and reads each event's ``tsvector`` back (``CONVLEDGER_PG_DSN``).
+
+The hot path's other shortcuts are checked here too: ``search._all_strings`` (the string
+values by their exact types) against ``search._strings``, also on subclasses of ``str``,
+``dict`` and ``list``; ``rows.event_columns`` against the transposed ``rows.event_row``.
 """
 
 from __future__ import annotations
@@ -86,6 +90,61 @@ def test_the_benchmark_payloads() -> None:
         made = payload(index)
         expected = set(search.lexemes(envelope(made)))
         assert stored_set(search.lexeme_text(made, search.scope_lexeme("c"))) == expected
+
+
+class Text(str):
+    pass
+
+
+class Members(dict):  # type: ignore[type-arg]
+    pass
+
+
+class Items(list):  # type: ignore[type-arg]
+    pass
+
+
+def subclassed(value: JsonValue) -> JsonValue:
+    """The same value with every string, object and array of a subclass."""
+    if isinstance(value, str):
+        return Text(value)
+    if isinstance(value, dict):
+        return Members({name: subclassed(item) for name, item in value.items()})
+    if isinstance(value, list):
+        return Items(subclassed(item) for item in value)
+    return value
+
+
+@given(payloads)
+@example({"a": [1, 2.5, True, None, "x", {"b": "y"}], "c": ""})
+def test_all_strings_are_the_strings(payload: JsonValue) -> None:
+    """SQL-008: the hot path's string values are the clear walk's, counted alike."""
+    assert sorted(search._all_strings(payload)) == sorted(search._strings(payload))
+    odd = subclassed(payload)
+    assert sorted(search._all_strings(odd)) == sorted(search._strings(odd))
+
+
+@given(st.lists(st.tuples(st.sampled_from(["c", "d", "é😀"]), texts,
+                          st.booleans()), min_size=1, max_size=8),
+       st.booleans())
+def test_event_columns_are_the_rows(events: list[tuple[str, str, bool]], one: bool) -> None:
+    """PGS-003: the columns of INSERT_EVENTS are the transposed rows of ``event_row``."""
+    from convledger.postgres import rows
+
+    placed = [
+        Envelope.from_draft(
+            EventDraft(f"e{i}{text[:3]}", text[:5] or "k", "2024-05-01T12:00:00Z",
+                       {"t": text}, 1 + i % 2, ignorable),
+            "c" if one else conversation_id, 10 + i)
+        for i, (conversation_id, text, ignorable) in enumerate(events)
+    ]
+    payloads = [f"{{\"t\":{i}}}" for i in range(len(placed))]
+    expected = [list(column) for column in zip(
+        *(rows.event_row(event, text) for event, text in zip(placed, payloads, strict=True)),
+        strict=True)]
+    assert rows.event_columns(placed, payloads) == expected
+    with pytest.raises(ValueError):
+        rows.event_columns(placed, payloads[1:])
 
 
 # -- stored: the tsvector of each event is the clear rule's set --------------------------------

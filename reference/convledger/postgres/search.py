@@ -110,18 +110,36 @@ def _strings(payload: JsonValue) -> Iterator[str]:
             yield from _strings(value)
 
 
+_SCALARS = frozenset({int, float, bool, type(None)})
+"""The exact types of the other JSON values a decoder yields: they hold no string."""
+
+
 def _all_strings(payload: JsonValue) -> list[str]:
-    """SQL-008: the string values of a payload, in no particular order (one loop, no recursion)."""
+    """SQL-008: the string values of a payload, in no particular order (one loop, no recursion).
+
+    The values of the exact types a decoder yields are told apart by their type; any other
+    (a subclass) by ``isinstance``, as :func:`_strings` does.
+    """
     found: list[str] = []
     pending: list[JsonValue] = [payload]
+    keep, walk, take = found.append, pending.extend, pending.pop
     while pending:
-        value = pending.pop()
-        if isinstance(value, str):
-            found.append(value)
+        value = take()
+        kind = type(value)
+        if kind is str:
+            keep(value)  # type: ignore[arg-type]
+        elif kind is dict:
+            walk(value.values())  # type: ignore[union-attr]
+        elif kind is list:
+            walk(value)  # type: ignore[arg-type]
+        elif kind in _SCALARS:
+            continue
+        elif isinstance(value, str):
+            keep(value)
         elif isinstance(value, dict):
-            pending.extend(value.values())
+            walk(value.values())
         elif isinstance(value, list):
-            pending.extend(value)
+            walk(value)
     return found
 
 
