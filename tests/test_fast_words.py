@@ -86,3 +86,68 @@ def test_no_white_space_is_a_letter_or_digit() -> None:
     """The fast cutter splits at ``str.isspace``: every such character separates words."""
     assert not [hex(p) for p in range(sys.maxunicode + 1)
                 if chr(p).isspace() and chr(p).isalnum()]
+
+
+# -- joined words: the same set as one text (PGS-062) -------------------------------------------
+
+
+def pieces(joined: str) -> set[str]:
+    """The words a joined text holds, as the store's INSERT_WORDS splits it."""
+    return set(joined.split(words.SEPARATOR)) - {""}
+
+
+word_texts = st.lists(st.one_of(unicode_texts, ascii_texts, mixed_texts, long_words), max_size=6)
+
+
+@given(word_texts)
+@example(["caf\u00e9 CAF\u00c9 cafe\u0301"])
+@example(["\u0130stanbul \u039f\u0394\u039f\u03a3'\u0392"])
+@example(["a" * 200, "a" * 201, "\u00e9" * 100, "\u00e9" * 101])
+@example(["x" * 201 + "\u00e9", "\u00e9" + "y" * 300 + " z"])
+@example(["snake_case", "x\x00y", "\x01a\x01\x01b\x01", "\ufdfa"])
+@example(["\u00e9a\u00e9 b \u00e9", "A\u3000B c\u00a0d \U0001d400\U0001d7ce 2\u0301"])
+@example([])
+@example(["", " ", "\u2014"])
+def test_fast_joined_equals_clear(texts: list[str]) -> None:
+    """PGS-062, PGS-063: split at SEPARATOR, both joined texts hold the clear rule's set."""
+    expected = words.folded_words(texts)
+    assert pieces(fast_words.joined_words(texts)) == expected
+    assert pieces(words.joined_words(texts)) == expected
+    assert pieces(codec.joined_words(iter(texts))) == expected  # an iterator, read once
+
+
+def test_joined_every_code_point_between_letters() -> None:
+    """PGS-068: each code point cuts and folds alike in the joined text, inside a word and
+    beside long ASCII words (the digest detour)."""
+    points = [
+        p for p in range(sys.maxunicode + 1)
+        if not 0xD800 <= p <= 0xDFFF
+        and (unicodedata.category(chr(p)) not in ("Cn", "Co") or p % 97 == 0)
+    ]
+    for start in range(0, len(points), 4096):
+        chunk = [f"A{chr(point)}b" for point in points[start:start + 4096]]
+        assert pieces(fast_words.joined_words(chunk)) == words.folded_words(chunk), hex(start)
+        one = ["Q" * 201 + " " + " ".join(chunk[:64])]
+        assert pieces(fast_words.joined_words(one)) == words.folded_words(one), hex(start)
+
+
+def test_no_folded_word_holds_the_separator() -> None:
+    """PGS-062: SEPARATOR is in no lexeme: not in the lower case, nor in the compatibility
+    decomposition of the lower case, of any letter or digit (a folded word's characters are
+    among those: NFKD decomposes character by character and only reorders marks), nor in a
+    digest or conversation lexeme (ASCII letters, digits and ``:``)."""
+    assert not words.SEPARATOR.isalnum() and words.SEPARATOR.isascii()
+    for point in range(sys.maxunicode + 1):
+        character = chr(point)
+        if not character.isalnum():
+            continue
+        for lowered in {character.lower(), character.upper().lower(), "\u03c2"}:
+            assert words.SEPARATOR not in unicodedata.normalize("NFKD", lowered), hex(point)
+            assert words.SEPARATOR not in lowered, hex(point)
+    assert words.SEPARATOR not in words.fold("x" * 300)
+
+
+def test_the_seam_binds_the_chosen_joiner() -> None:
+    """The store's write path joins words by the implementation ``convledger.codec`` chose."""
+    chosen = fast_words.joined_words if codec.CHOSEN == "fast" else words.joined_words
+    assert codec.joined_words is chosen

@@ -48,6 +48,10 @@ canonical`             ``canonical.decode`` and compares      decode_canonical` 
 :func:`folded_words`   :func:`convledger.words.folded_words`  :func:`convledger.fast.words.
                        (PGS-062, PGS-063, PGS-068)            folded_words`, ``tests/test_fast_
                                                               words.py``
+:func:`joined_words`   :func:`convledger.words.joined_words`  :func:`convledger.fast.words.
+                       (PGS-062, PGS-063, PGS-068)            joined_words`, ``tests/test_fast_
+                                                              words.py``; equal as sets of the
+                                                              pieces between separators
 =====================  =====================================  =================================
 
 Choosing the implementation: the environment variable ``CONVLEDGER_CODEC``,
@@ -166,6 +170,10 @@ def _no_compiled_schema(schema: Mapping[str, object]) -> None:
 folded_words: Callable[[Iterable[str]], set[str]]
 """The distinct folded words of texts, as the PostgreSQL store indexes them (PGS-063)."""
 
+joined_words: Callable[[Iterable[str]], str]
+"""The folded words of texts joined by ``words.SEPARATOR``, as the PostgreSQL store sends an
+event's words (PGS-062): split there, without empty pieces, the set :data:`folded_words` gives."""
+
 
 if CHOSEN == "fast":
     from convledger.fast import archive as _fast_archive
@@ -183,6 +191,7 @@ if CHOSEN == "fast":
     encode_payload = _fast_canonical.encode_payload
     compile_schema = _fast_validate.compile_accepts
     folded_words = _fast_words.folded_words
+    joined_words = _fast_words.joined_words
 else:
     encode = canonical.encode
     decode_stored = _clear_decode_stored
@@ -193,6 +202,7 @@ else:
     encode_payload = _clear_encode_payload
     compile_schema = _no_compiled_schema
     folded_words = words.folded_words
+    joined_words = words.joined_words
 
 __all__ = [
     "CHOSEN",
@@ -207,4 +217,5 @@ __all__ = [
     "encode_payload",
     "encode_stored",
     "folded_words",
+    "joined_words",
 ]

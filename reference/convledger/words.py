@@ -10,8 +10,11 @@ combining marks, and the lexeme of its sha256 digest when it is longer than
 :func:`folded_words` is the definition the store's hot path must agree with:
 ``convledger.codec.folded_words`` binds it, or the fast cutter
 :func:`convledger.fast.words.folded_words` that ``tests/test_fast_words.py``
-proves equal to it on arbitrary Unicode text. This module imports nothing of
-the reference, so the seam may bind it.
+proves equal to it on arbitrary Unicode text. :func:`joined_words` is the same
+set as one text, the words joined by :data:`SEPARATOR`, as the store sends an
+event's words to the server (which splits the text there and nothing else);
+``codec.joined_words`` binds it or :func:`convledger.fast.words.joined_words`.
+This module imports nothing of the reference, so the seam may bind it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,12 @@ LONG_WORD = 200
 
 WORD = re.compile(r"[^\W_]+")
 """PGS-068: a run of characters for which ``str.isalnum`` holds."""
+
+SEPARATOR = "\x01"
+"""PGS-062: what separates the lexemes of an event in the text the store sends for it. No
+lexeme holds it: a folded word is made of the lower case and the compatibility decomposition
+of letters and digits (``tests/test_fast_words.py`` checks every code point), a digest or
+conversation lexeme of ASCII letters, digits and ``:``."""
 
 
 def fold(word: str) -> str:
@@ -42,3 +51,13 @@ def fold(word: str) -> str:
 def folded_words(texts: Iterable[str]) -> set[str]:
     """PGS-062, PGS-063: the distinct folded words of ``texts`` (no word spans two texts)."""
     return {fold(word) for text in texts for word in WORD.findall(text)}
+
+
+def joined_words(texts: Iterable[str]) -> str:
+    """PGS-062: the words of :func:`folded_words`, joined by :data:`SEPARATOR`.
+
+    What the store sends for an event: split at :data:`SEPARATOR`, with the empty pieces
+    dropped, the text gives exactly the set :func:`folded_words` gives (the fast twin may
+    repeat a word or leave empty pieces; the set is the same).
+    """
+    return SEPARATOR.join(folded_words(texts))

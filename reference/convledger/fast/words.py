@@ -30,13 +30,33 @@ texts):
 Each distinct piece is handled once. ``tests/test_fast_words.py`` proves the
 result equal to the clear rule on generated Unicode text and on every assigned
 code point.
+
+Joined words, without a Python object per word
+----------------------------------------------
+:func:`joined_words` gives the same set as one text, the words separated by
+:data:`~convledger.words.SEPARATOR` (``\\x01``), which the server splits
+(``string_to_array``; it drops the empty pieces, and ``array_to_tsvector`` the
+repeated words). Most of the cost of :func:`folded_words` is the string and
+the set entry it makes for every piece; this one makes none for ASCII words:
+
+1. one ``bytes.translate`` as above, but every ASCII separator becomes
+   ``\\x01``; on ASCII text that is already the answer: the pieces between the
+   ``\\x01`` are the words, folded;
+2. a second ``translate`` (:data:`_CLASSES`) marks every ASCII letter or digit
+   ``x`` and every non-ASCII byte 0x80: ``find`` then reaches each piece holding
+   a non-ASCII byte, which is widened to the ``\\x01`` on either side, cut out
+   and given to the clear rule, as above; its folded words are appended, joined
+   by ``\\x01`` too (a folded word may hold a space, never ``\\x01``);
+3. when the marks hold a run of more than ``LONG_WORD`` ``x`` (a substring
+   search), the ASCII pieces are folded one by one, which gives a long one its
+   digest (a run inside a piece cut out in step 2 only costs this detour).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from convledger.words import LONG_WORD, WORD, fold
+from convledger.words import LONG_WORD, SEPARATOR, WORD, fold
 
 
 def _ascii_table() -> bytes:
@@ -59,3 +79,66 @@ def folded_words(texts: Iterable[str]) -> set[str]:
     for piece in pieces - found:
         found.update(fold(word) for word in WORD.findall(piece))
     return found
+
+
+_BREAK = ord(SEPARATOR)
+
+
+def _joining_table() -> bytes:
+    table = bytearray(range(256))
+    for byte in range(0x80):
+        character = chr(byte)
+        table[byte] = ord(character.lower()) if character.isalnum() else _BREAK
+    return bytes(table)
+
+
+_JOINING = _joining_table()
+"""ASCII letters and digits folded, every other ASCII byte the separator, bytes 0x80.. kept."""
+
+_CLASSES = bytes(_BREAK if byte == _BREAK else ord("x") if byte < 0x80 else 0x80
+                 for byte in range(256))
+"""The separator kept, every other ASCII byte ``x``, every other byte 0x80: a long ASCII
+word is a long run of ``x``, and one ``find`` finds the next non-ASCII byte."""
+
+_LONG_RUN = b"x" * (LONG_WORD + 1)
+
+
+def joined_words(texts: Iterable[str]) -> str:
+    """The words :func:`convledger.words.folded_words` gives, joined by ``SEPARATOR``.
+
+    Some words may come twice and some pieces may be empty; split at ``SEPARATOR``, without
+    the empty pieces, the text is exactly that set (as :func:`convledger.words.joined_words`).
+    """
+    data = " ".join(texts).encode("utf-8", "surrogatepass").translate(_JOINING)
+    odd: set[str] = set()
+    if data.isascii():
+        long = len(data) > LONG_WORD and _LONG_RUN in data.translate(_CLASSES)
+    else:
+        classes = data.translate(_CLASSES)
+        long = len(data) > LONG_WORD and _LONG_RUN in classes  # maybe in an odd piece: harmless
+        data, odd = _cut_odd_pieces(data, classes)
+    text = data.decode("ascii")
+    if long:  # a word of more than LONG_WORD bytes is stored as its digest (fold)
+        text = SEPARATOR.join({fold(piece) for piece in text.split(SEPARATOR) if piece})
+    if odd:
+        return text + SEPARATOR + SEPARATOR.join(odd)
+    return text
+
+
+def _cut_odd_pieces(data: bytes, classes: bytes) -> tuple[bytes, set[str]]:
+    """The ASCII pieces of ``data`` (separated as they were) and the folded words of the others;
+    ``classes`` is ``data`` translated by :data:`_CLASSES`."""
+    kept: list[bytes] = []
+    found: set[str] = set()
+    end = 0
+    at = classes.find(0x80)
+    while at >= 0:
+        start = data.rfind(_BREAK, 0, at) + 1
+        kept.append(data[end:start])
+        end = data.find(_BREAK, at)
+        if end < 0:
+            end = len(data)
+        found.update(map(fold, WORD.findall(data[start:end].decode("utf-8", "surrogatepass"))))
+        at = classes.find(0x80, end)
+    kept.append(data[end:])
+    return b"".join(kept), found

@@ -164,16 +164,37 @@ def insert_placed(
     are and the envelopes returned as they are, with no second encoding and no decoding
     (as ``convledger.sqlite.rows.insert_placed``).
     """
-    if payloads is None:
-        stored = [event_row(envelope) for envelope in envelopes]
-    else:
-        stored = [event_row(envelope, payload)
-                  for envelope, payload in zip(envelopes, payloads, strict=True)]
+    if payloads is not None:
+        if envelopes:
+            connection.execute(INSERT_EVENTS, event_columns(envelopes, payloads))
+        return tuple(envelopes)
+    stored = [event_row(envelope) for envelope in envelopes]
     if stored:
         connection.execute(INSERT_EVENTS, [list(column) for column in zip(*stored, strict=True)])
-    if payloads is not None:
-        return tuple(envelopes)
     return tuple(envelope_of(row) for row in stored)
+
+
+def event_columns(envelopes: Sequence[Envelope], payloads: Sequence[str]) -> list[list[Any]]:
+    """The parameters of :data:`INSERT_EVENTS`: the :func:`event_row` of each envelope (with
+    its payload's canonical text), a list per column, built column by column (one
+    conversation's key made once)."""
+    if len(payloads) != len(envelopes):
+        raise ValueError("one canonical payload text per envelope")
+    conversations = {envelope.conversation_id for envelope in envelopes}
+    if len(conversations) == 1:
+        conversation_keys = [key(envelopes[0].conversation_id)] * len(envelopes)
+    else:
+        conversation_keys = [key(envelope.conversation_id) for envelope in envelopes]
+    return [
+        conversation_keys,
+        [envelope.seq for envelope in envelopes],
+        [key(envelope.event_id) for envelope in envelopes],
+        [key(envelope.kind) for envelope in envelopes],
+        [envelope.schema_version for envelope in envelopes],
+        [envelope.occurred_at for envelope in envelopes],
+        list(payloads),
+        [envelope.ignorable for envelope in envelopes],
+    ]
 
 
 def envelopes_of(found: Sequence[Sequence[Any]]) -> list[Envelope]:

@@ -11,7 +11,10 @@ the rule is :mod:`convledger.words`), folds them (:func:`~convledger.words.fold`
 stores them with ``array_to_tsvector``, which takes lexemes as they are; a query is
 written as a ``tsquery`` of quoted lexemes joined by ``&`` (:func:`tsquery_of`), so no
 user character reaches the tsquery parser as an operator (SRC-020). The server only
-stores and intersects lexemes.
+splits, stores and intersects lexemes: a write sends each event's lexemes as one text,
+joined by :data:`~convledger.words.SEPARATOR` (``\\x01``, which no lexeme holds), and the
+statement splits it there (``string_to_array``), drops the empty pieces and lets
+``array_to_tsvector`` drop the repeated ones (:data:`INSERT_WORDS`).
 
 Each event's row of ``search_words`` also holds the lexeme of its
 conversation (:func:`scope_lexeme`), and a search of one conversation adds it
@@ -40,7 +43,7 @@ from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.postgres.rows import key, text_of
 from convledger.search.operations import Allowed, Hit, page_of
-from convledger.words import WORD, fold
+from convledger.words import SEPARATOR, WORD, fold, folded_words
 
 if TYPE_CHECKING:
     from convledger.postgres.driver import Connection
@@ -50,11 +53,13 @@ SNIPPET_WORDS = 16
 
 INSERT_WORDS = (
     "INSERT INTO search_words (conversation_id, seq, words)"
-    " SELECT %s::bytea, seq, array_to_tsvector(array_agg(lexeme))"
-    " FROM unnest(%b::bigint[], %b::text[]) AS word(seq, lexeme) GROUP BY seq"
+    " SELECT %s::bytea, seq,"
+    f" array_to_tsvector(array_remove(string_to_array(lexemes, chr({ord(SEPARATOR)})), ''))"
+    " FROM unnest(%b::bigint[], %b::text[]) AS word(seq, lexemes)"
 )
 """PGS-062: the lexemes of a write's events, in one statement of the transaction that writes
-them: one array of seqs and one of lexemes, a pair per lexeme, grouped into one row per seq."""
+them: one array of seqs and one of texts, a text per event holding its lexemes joined by
+:data:`~convledger.words.SEPARATOR` (:func:`lexeme_text`), split into one row per seq."""
 
 HIT_SEQS = (
     "WITH matched AS MATERIALIZED ("
@@ -105,18 +110,36 @@ def _strings(payload: JsonValue) -> Iterator[str]:
             yield from _strings(value)
 
 
+_SCALARS = frozenset({int, float, bool, type(None)})
+"""The exact types of the other JSON values a decoder yields: they hold no string."""
+
+
 def _all_strings(payload: JsonValue) -> list[str]:
-    """SQL-008: the string values of a payload, in no particular order (one loop, no recursion)."""
+    """SQL-008: the string values of a payload, in no particular order (one loop, no recursion).
+
+    The values of the exact types a decoder yields are told apart by their type; any other
+    (a subclass) by ``isinstance``, as :func:`_strings` does.
+    """
     found: list[str] = []
     pending: list[JsonValue] = [payload]
+    keep, walk, take = found.append, pending.extend, pending.pop
     while pending:
-        value = pending.pop()
-        if isinstance(value, str):
-            found.append(value)
+        value = take()
+        kind = type(value)
+        if kind is str:
+            keep(value)  # type: ignore[arg-type]
+        elif kind is dict:
+            walk(value.values())  # type: ignore[union-attr]
+        elif kind is list:
+            walk(value)  # type: ignore[arg-type]
+        elif kind in _SCALARS:
+            continue
+        elif isinstance(value, str):
+            keep(value)
         elif isinstance(value, dict):
-            pending.extend(value.values())
+            walk(value.values())
         elif isinstance(value, list):
-            pending.extend(value)
+            walk(value)
     return found
 
 
@@ -126,24 +149,33 @@ def text_words(payload: JsonValue) -> list[str]:
 
 
 def lexemes(envelope: Envelope) -> list[str]:
-    """PGS-062: the distinct folded words of the event's text and its conversation's lexeme."""
-    return _lexemes(envelope.payload, scope_lexeme(envelope.conversation_id))
+    """PGS-062: the distinct folded words of the event's text and its conversation's lexeme.
 
-
-def _lexemes(payload: JsonValue, scope: str) -> list[str]:
-    """The distinct folded words of a payload's text and ``scope``, in no particular order
-    (``array_to_tsvector`` sorts the lexemes of a row and drops repeated ones itself)."""
-    # PGS-063: the clear rule is convledger.words.folded_words; the seam may bind a fast cutter
-    # a set of words: the order of the strings does not matter
-    found = codec.folded_words(_all_strings(payload))
-    found.add(scope)
+    The definition, by the clear rule (:func:`convledger.words.folded_words` of the string
+    values in document order); the write path sends the same set as :func:`lexeme_text`.
+    """
+    found = folded_words(_strings(envelope.payload))
+    found.add(scope_lexeme(envelope.conversation_id))
     return list(found)
+
+
+def lexeme_text(payload: JsonValue, scope: str) -> str:
+    """PGS-062: the lexemes of a payload's text and ``scope``, joined by ``SEPARATOR``.
+
+    Split at :data:`~convledger.words.SEPARATOR`, without the empty pieces, the text holds
+    exactly the lexemes :func:`lexemes` gives (some maybe twice): what :data:`INSERT_WORDS`
+    stores for the event.
+    """
+    # PGS-063: the clear rule is convledger.words.joined_words; the seam may bind a fast cutter
+    # the words of a set: the order of the strings does not matter
+    return codec.joined_words(_all_strings(payload)) + SEPARATOR + scope
 
 
 def insert_words(connection: Connection, envelopes: Iterable[Envelope]) -> None:
     """PGS-062: one row of ``search_words`` per event, in the caller's transaction.
 
-    The conversation's lexeme is computed once per conversation of the write, not per event.
+    The conversation's lexeme is computed once per conversation of the write, not per event;
+    each event's lexemes travel as one text (:func:`lexeme_text`).
     """
     by_conversation: dict[str, tuple[str, list[int], list[str]]] = {}
     for envelope in envelopes:
@@ -151,12 +183,11 @@ def insert_words(connection: Connection, envelopes: Iterable[Envelope]) -> None:
         if entry is None:
             entry = (scope_lexeme(envelope.conversation_id), [], [])
             by_conversation[envelope.conversation_id] = entry
-        scope, seqs, found = entry
-        words = _lexemes(envelope.payload, scope)
-        seqs.extend([envelope.seq] * len(words))
-        found.extend(words)
-    for conversation_id, (_, seqs, found) in by_conversation.items():
-        connection.execute(INSERT_WORDS, (key(conversation_id), seqs, found))
+        scope, seqs, texts = entry
+        seqs.append(envelope.seq)
+        texts.append(lexeme_text(envelope.payload, scope))
+    for conversation_id, (_, seqs, texts) in by_conversation.items():
+        connection.execute(INSERT_WORDS, (key(conversation_id), seqs, texts))
 
 
 def _quoted(lexeme: str) -> str:
