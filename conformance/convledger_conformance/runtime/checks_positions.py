@@ -62,6 +62,23 @@ def _swap_companion(events_from: bytes, companion_from: bytes) -> bytes:
     return canonical.encode(document)
 
 
+
+def _imports_as_it_was(
+    ctx: CheckContext, given: LedgerStore, conversation_id: str, data: bytes, where: str
+) -> None:
+    """TRN-100, TRN-104, TRN-106, TRN-101: ``data`` imports into a fresh store, re-exports
+    byte for byte and gives the snapshot ``given`` holds."""
+    with fresh_store(ctx) as target:
+        accepted(partial(target.import_conversation, data), ("TRN-100", "TRN-104"),
+                 f"import of {where}")
+        expect_same_bytes("TRN-106", f"the re-export of {where}", expected=data,
+                          got=target.export_conversation(conversation_id))
+        mine, theirs = (require(s, TRANSITIONS).load_snapshot(conversation_id)
+                        for s in (given, target))
+        if mine != theirs:
+            fail("TRN-101", f"after the import of {where} the snapshot differs: "
+                            f"expected {mine!r:.300}, got {theirs!r:.300}")
+
 @check(*IDS, capability=TRANSITIONS)
 def check_transitions_at_every_position(ctx: CheckContext) -> None:
     """TRN-100, TRN-101, TRN-104: transitions first, at a page edge and last fold on import."""
@@ -85,15 +102,7 @@ def check_transitions_at_every_position(ctx: CheckContext) -> None:
         data = given.export_conversation("tp")
         inner = ", ".join(map(str, seqs[:-1]))
         where = f"an archive of {head} events with transitions at seqs {inner} and {head}"
-        with fresh_store(ctx) as target:
-            accepted(partial(target.import_conversation, data), ("TRN-100", "TRN-104"),
-                     f"import of {where}")
-            expect_same_bytes("TRN-106", f"the re-export of {where}", expected=data,
-                              got=target.export_conversation("tp"))
-            mine, theirs = (require(s, TRANSITIONS).load_snapshot("tp") for s in (given, target))
-            if mine != theirs:
-                fail("TRN-101", f"after the import of {where} the snapshot differs: "
-                                f"expected {mine!r:.300}, got {theirs!r:.300}")
+        _imports_as_it_was(ctx, given, "tp", data, where)
         for missing, events, companion in ((head, data, before_last),
                                            (seqs[2], before_last, before_edge)):
             stale = _swap_companion(events, companion)
@@ -197,15 +206,7 @@ def check_baselines_at_every_position(ctx: CheckContext) -> None:
         data = given.export_conversation("bl")
         where = (f"an archive of {head} events: a runtime/baseline at seq 1, transitions at "
                  f"seqs {PAGE_EDGE}, {PAGE_EDGE + 1} and {head}")
-        with fresh_store(ctx) as target:
-            accepted(partial(target.import_conversation, data), ("TRN-100", "TRN-104"),
-                     f"import of {where}")
-            expect_same_bytes("TRN-106", f"the re-export of {where}", expected=data,
-                              got=target.export_conversation("bl"))
-            mine, theirs = (require(s, TRANSITIONS).load_snapshot("bl") for s in (given, target))
-            if mine != theirs:
-                fail("TRN-101", f"after the import of {where} the snapshot differs: "
-                                f"expected {mine!r:.300}, got {theirs!r:.300}")
+        _imports_as_it_was(ctx, given, "bl", data, where)
         length = PAGE_EDGE + 1
         plain = [canonical.encode({
             "schemaVersion": 1, "eventId": f"bl-plain-{n}", "conversationId": "bl", "seq": n,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -160,19 +160,11 @@ def write_v2_database(
 ) -> None:
     """A version 2 database (rollback journal) holding ``events`` as release 0.1.0 wrote them:
     inserted one by one, each indexed by version 2's ``events_fts_after_insert`` trigger."""
-    connection = sqlite3.connect(path, isolation_level=None)
-    try:
-        connection.execute(f"PRAGMA page_size = {int(page_size)}")
-        connection.execute("BEGIN")
-        for statement in schema.creation_script(2):
-            connection.execute(statement)
-        connection.execute("INSERT INTO meta (key, value) VALUES (?, ?)",
-                           (schema.VERSION_KEY, "2"))
-        for envelope in events:
-            connection.execute(V2_INSERT_EVENT, event_row(envelope))
-        connection.execute("COMMIT")
-    finally:
-        connection.close()
+
+    def insert(connection: sqlite3.Connection, envelope: Envelope) -> None:
+        connection.execute(V2_INSERT_EVENT, event_row(envelope))
+
+    _write_old_version(path, 2, events, insert, page_size)
 
 
 def write_v3_database(
@@ -181,24 +173,36 @@ def write_v3_database(
     """A version 3 database (rollback journal) holding ``events`` as a version 3 store wrote
     them: each event's ``events_fts`` row in the transaction of its row (SQL-070), rowids from
     ``max(rowid) + 1`` of ``events_fts`` (SQL-067); version 3 has no ``search_pending``."""
+
+    def insert(connection: sqlite3.Connection, envelope: Envelope) -> None:
+        row = event_row(envelope)
+        found = connection.execute("SELECT coalesce(max(rowid), 0) + 1 FROM events_fts")
+        rowid = int(found.fetchone()[0])
+        connection.execute(ledger_rows.INSERT_EVENT, (*row, rowid))
+        connection.execute(ledger_rows.INSERT_SEARCH_ROW, (
+            rowid, ledger_rows.stored_text(row[6]), scope_token(envelope.conversation_id),
+            envelope.conversation_id, envelope.seq,
+        ))
+
+    _write_old_version(path, 3, events, insert, page_size)
+
+
+def _write_old_version(
+    path: str | os.PathLike[str], version: int, events: Iterable[Envelope],
+    insert: Callable[[sqlite3.Connection, Envelope], None], page_size: int,
+) -> None:
+    """Create ``version``'s objects, record the version, ``insert`` each event, one
+    transaction."""
     connection = sqlite3.connect(path, isolation_level=None)
     try:
         connection.execute(f"PRAGMA page_size = {int(page_size)}")
         connection.execute("BEGIN")
-        for statement in schema.creation_script(3):
+        for statement in schema.creation_script(version):
             connection.execute(statement)
         connection.execute("INSERT INTO meta (key, value) VALUES (?, ?)",
-                           (schema.VERSION_KEY, "3"))
+                           (schema.VERSION_KEY, str(version)))
         for envelope in events:
-            row = event_row(envelope)
-            found = connection.execute(
-                "SELECT coalesce(max(rowid), 0) + 1 FROM events_fts").fetchone()
-            rowid = int(found[0])
-            connection.execute(ledger_rows.INSERT_EVENT, (*row, rowid))
-            connection.execute(ledger_rows.INSERT_SEARCH_ROW, (
-                rowid, ledger_rows.stored_text(row[6]), scope_token(envelope.conversation_id),
-                envelope.conversation_id, envelope.seq,
-            ))
+            insert(connection, envelope)
         connection.execute("COMMIT")
     finally:
         connection.close()
