@@ -538,8 +538,8 @@ class PendingGrowsPastTheLimit(_AppendsThenTouchesPending):
 
 
 class SearchIgnoresPending(SqliteStore):
-    """SQL-075, SRC-004: a search reads ``events_fts`` only, so an event is found only once
-    the index caught up with it."""
+    """SQL-075: a search reads ``events_fts`` only, so an event is found only once the index
+    caught up with it (SRC-004 too)."""
 
     def _search(
         self, requester: str, words: tuple[str, ...], scope: tuple[str, ...] | None,
