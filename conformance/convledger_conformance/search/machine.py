@@ -50,6 +50,22 @@ def build_search_machine(factory: StoreFactory) -> type[RuleBasedStateMachine]:
             )])
             self.ledgers.setdefault(cid, []).extend(placed)
 
+        @rule(cid=st.sampled_from(CONVERSATIONS), size=st.integers(2, 40),
+              text=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3))
+        def say_many(self, cid: str, size: int, text: list[str]) -> None:
+            """A batch: with the single appends it crosses any bound of events a store keeps
+            unindexed for a while (SQLite version 4 indexes 32 at a time, SQL-074)."""
+            drafts = []
+            for number in range(size):
+                self.count += 1
+                drafts.append(EventDraft(
+                    event_id=f"s-{self.count}", kind="state/set",
+                    occurred_at="2024-01-01T00:00:00Z",
+                    payload={"name": "n", "version": 1, "actor": "a",
+                             "value": " ".join(text[number % len(text):] or text)},
+                ))
+            self.ledgers.setdefault(cid, []).extend(self.store.append(cid, drafts))
+
         @rule(requester=st.sampled_from(CONVERSATIONS), word=st.sampled_from(WORDS),
               granted=st.frozensets(st.sampled_from(CONVERSATIONS)),
               limit=st.integers(1, 6), scoped=st.booleans())
