@@ -314,3 +314,58 @@ def test_a_kill_between_appends_leaves_every_acknowledged_event_searchable(
         store.close()
     assert sum(heads) >= len(acknowledged)
     assert found == {(f"c{n}", seq) for n in range(3) for seq in range(1, heads[n] + 1)}
+
+
+class _IndexesAtOnce(SqliteStore):
+    """A version 4 store that gives every event its index row at once (SQL-073 allows it)."""
+
+    def _append(self, conversation_id, drafts, expected_head):  # type: ignore[no-untyped-def]
+        from convledger.sqlite import rows
+        from convledger.sqlite.transaction import append_checked
+
+        with self._transaction("append", write=True) as connection:
+            placed = append_checked(connection, conversation_id, drafts, expected_head)
+            rows.index_pending(connection)
+            return placed
+
+
+def test_the_suite_accepts_a_store_that_never_leaves_events_pending(tmp_path: Path) -> None:
+    """SQL-073: a store that indexes every event at once passes the pending checks, which then
+    make pending events themselves (as another writer of the file may)."""
+    from convledger_conformance.registry import all_checks
+    from convledger_conformance.runner import run_suite
+
+    counter = iter(range(10**6))
+
+    def factory() -> SqliteStore:
+        return _IndexesAtOnce(tmp_path / f"s{next(counter)}.sqlite")
+
+    wanted = {"pending_events_are_found", "store_writes_each_index_row"}
+    checks = [item for item in all_checks() if item.name in wanted]
+    assert {item.name for item in checks} == wanted
+    report = run_suite(factory, profile="smoke", checks=checks, derandomize=True, shrink=False)
+    assert {r.name: r.status for r in report.checks if r.name in wanted} == {
+        name: "passed" for name in wanted}
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_an_older_file_holding_search_pending_is_refused_unchanged(
+    path: Path, version: int
+) -> None:
+    """SQL-016, SQL-022: a version 1, 2 or 3 file that already holds ``search_pending`` is
+    refused as integrity, naming it, and left as it was."""
+    from convledger.sqlite.fixtures import execute_raw, write_v1_database, write_v2_database
+
+    if version == 1:
+        write_v1_database(path)
+    elif version == 2:
+        write_v2_database(path, _v3_events())
+    else:
+        write_v3_database(path, _v3_events())
+    execute_raw(path, [schema.PENDING_TABLE.sql])
+    before = file_digest(path)
+    with pytest.raises(LedgerError) as caught:
+        SqliteStore(path)
+    assert caught.value.kind == "integrity"
+    assert "search_pending" in str(caught.value)
+    assert file_digest(path) == before

@@ -553,6 +553,20 @@ class SearchIgnoresPending(SqliteStore):
                            requester, candidates, limit, allowed)
 
 
+class SearchIndexesPending(SqliteStore):
+    """SRC-024: a search first indexes the pending events in a write transaction of its own,
+    so a search changes the file (its answers stay right)."""
+
+    def _search(
+        self, requester: str, words: tuple[str, ...], scope: tuple[str, ...] | None,
+        limit: int, allowed: Allowed,
+    ) -> list[Hit]:
+        if not self._settings.read_only:
+            with self._transaction("index", write=True) as connection:
+                rows.index_pending(connection)
+        return super()._search(requester, words, scope, limit, allowed)
+
+
 class TailMatchedByLowercase(SqliteStore):
     """SQL-075: the pending events are matched by Python's lower-cased words instead of the
     index's tokenizer, so a diacritic or a ligature matches otherwise while an event waits."""
@@ -604,6 +618,7 @@ BROKEN: tuple[BrokenStore, ...] = (
             (PendingGrowsPastTheLimit, ("SQL-074",)),
             (SearchIgnoresPending, ("SQL-075",)),
             (TailMatchedByLowercase, ("SQL-075",)),
+            (SearchIndexesPending, ("SRC-024",)),
         )
     ),
     broken("sqlite", HeadCachedPerHandle, "SQL-047", factory=files_of(HeadCachedPerHandle),

@@ -316,10 +316,13 @@ def core_problems(inventory: Inventory, version: int) -> list[LedgerError]:
         for item in expected
         if item.name in inventory and not _same(inventory[item.name], item)
     ]
+    later: set[str] = set()
     if version == 1:
         later = {item.name for item in schema.V2_LEDGER + schema.V2_RUNTIME}
         later.add(schema.FTS_TABLE.name)
-        altered.extend(sorted(later & set(inventory)))
+    if version < 4:  # SQL-016: the objects version 4 adds cannot be there yet
+        later |= {item.name for item in schema.V4_OBJECTS}
+    altered.extend(sorted(later & set(inventory)))
     problems: list[LedgerError] = []
     if missing:
         problems.append(

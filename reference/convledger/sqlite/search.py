@@ -98,11 +98,12 @@ so that neither side of the race runs far ahead of the other."""
 
 
 TAIL_TABLE = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_tail USING fts5("
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.convledger_search_tail USING fts5("
     "body, scope, conversation_id UNINDEXED, seq UNINDEXED, "
     "occurred_at UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
 )
-"""SQL-075: the connection's own table of the pending events' text, with the columns and the
+"""SQL-075: the connection's own table of the pending events' text (its name under the
+store's prefix ``convledger_``, so it hides no table of the file), with the columns and the
 tokenizer of ``events_fts`` (a test holds the two tokenizers equal), so the same MATCH
 expressions ask it; rowid the ``search_rowid``."""
 
@@ -110,23 +111,25 @@ assert "tokenize = 'unicode61 remove_diacritics 2'" in FTS_TABLE.sql
 
 PENDING_KEYS = "SELECT search_rowid, conversation_id, seq FROM search_pending"
 """SQL-075: which events wait for their index row (fewer than 32 rows, no read of ``events``)."""
-TAIL_KEYS = "SELECT rowid, conversation_id, seq FROM temp.search_tail"
+TAIL_KEYS = "SELECT rowid, conversation_id, seq FROM temp.convledger_search_tail"
 PENDING_EVENT = (
     "SELECT occurred_at, payload FROM events WHERE conversation_id = ? AND seq = ?"
 )
 INSERT_TAIL = (
-    "INSERT INTO temp.search_tail (rowid, body, scope, conversation_id, seq, occurred_at)"
-    " VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT INTO temp.convledger_search_tail"
+    " (rowid, body, scope, conversation_id, seq, occurred_at) VALUES (?, ?, ?, ?, ?, ?)"
 )
-DROP_TAIL = "DELETE FROM temp.search_tail WHERE rowid = ?"
+DROP_TAIL = "DELETE FROM temp.convledger_search_tail WHERE rowid = ?"
 TAIL_OF_ONE = (
     "SELECT conversation_id, CAST(seq AS INTEGER), occurred_at,"
-    f" snippet(search_tail, 0, '', '', '…', {SNIPPET_TOKENS})"
-    " FROM temp.search_tail WHERE search_tail MATCH ?1 ORDER BY rowid DESC LIMIT ?2"
+    f" snippet(convledger_search_tail, 0, '', '', '…', {SNIPPET_TOKENS})"
+    " FROM temp.convledger_search_tail WHERE convledger_search_tail MATCH ?1"
+    " ORDER BY rowid DESC LIMIT ?2"
 )
 """SQL-075: the newest pending hits of one conversation (its scope token is in the MATCH)."""
 TAIL_CONVERSATIONS = (
-    "SELECT DISTINCT conversation_id FROM temp.search_tail WHERE search_tail MATCH ?"
+    "SELECT DISTINCT conversation_id FROM temp.convledger_search_tail"
+    " WHERE convledger_search_tail MATCH ?"
 )
 """SQL-075: the conversations with a pending hit, for a search without a scope."""
 
@@ -134,10 +137,10 @@ Key = tuple[str, int]
 
 
 def sync_tail(connection: sqlite3.Connection) -> bool:
-    """SQL-075: bring ``temp.search_tail`` to the pending events of this read transaction;
-    whether there is any.
+    """SQL-075: bring the connection's tail table to the pending events of this read
+    transaction; whether there is any.
 
-    ``temp.search_tail`` keeps, between the searches of one connection, the text of the
+    ``temp.convledger_search_tail`` keeps, between the searches of one connection, the text of
     events it was given, each under its ``search_rowid``, conversation and seq. A
     conversation and seq name one event forever: a stored event never changes (SQL-006),
     leaves only with a purge of its conversation (SQL-056), which then takes no event ever
@@ -163,7 +166,10 @@ def sync_tail(connection: sqlite3.Connection) -> bool:
     if fresh:
         rows_in: list[tuple[object, ...]] = []
         for rowid, (cid, seq) in fresh:
-            occurred_at, payload = connection.execute(PENDING_EVENT, (cid, seq)).fetchone()
+            found = connection.execute(PENDING_EVENT, (cid, seq)).fetchone()
+            if found is None:
+                continue  # SQL-075: a pending row naming no event is no event to find
+            occurred_at, payload = found
             rows_in.append((rowid, rows.stored_text(payload), scope_token(cid), cid, seq,
                             occurred_at))
         connection.executemany(INSERT_TAIL, rows_in)

@@ -104,7 +104,7 @@ OPENER = "convledger.sqlite:open_file_store"
 
 
 class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions, FaultSeam):
-    """The ledger in one SQLite file (or ``:memory:``), schema version 3."""
+    """The ledger in one SQLite file (or ``:memory:``), schema version 4."""
 
     declared = FILE_CAPABILITIES
 

@@ -2,7 +2,7 @@
 
 Reports the schema version, page size and journal mode, the FTS5 status
 (``ok``, ``unavailable``, ``partial``, ``unknown``, or ``absent`` before
-version 2; versions 2 and 3 have it), every problem an open would refuse
+version 2; versions 2 to 4 have it), every problem an open would refuse
 with (SQL-012 .. SQL-019), and
 each conversation with its event count and head seq. A version 1 file lists
 its conversations from ``heads``; they have no events until it migrates.
@@ -116,9 +116,10 @@ def _conversations(connection: sqlite3.Connection, version: int | None) -> list[
 def describe(facts: dict[str, object]) -> list[str]:
     """The text report, one fact per line."""
     version = facts["schemaVersion"]
-    note = {1: " (migrates to 2 when opened for writing)", 2: " (current)"}.get(
-        version if isinstance(version, int) else 0, ""
-    )
+    latest = schema.LATEST_VERSION
+    note = "" if not isinstance(version, int) or version > latest else (
+        " (current)" if version == latest
+        else f" (migrates to {latest} when opened for writing)")
     lines = [
         f"database: {facts['database']}",
         f"schema version: {version if version is not None else 'none'}{note}",
