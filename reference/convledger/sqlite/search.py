@@ -56,7 +56,6 @@ from collections.abc import Iterator
 from convledger.search.operations import Allowed, Hit, code_point_key, page_of
 from convledger.search.query import fts_string, match_expression, scope_token
 from convledger.sqlite import rows
-from convledger.sqlite.schema import FTS_TABLE
 
 SNIPPET_TOKENS = 16
 """SRC-002: the most words a snippet shows."""
@@ -106,8 +105,6 @@ TAIL_TABLE = (
 store's prefix ``convledger_``, so it hides no table of the file), with the columns and the
 tokenizer of ``events_fts`` (a test holds the two tokenizers equal), so the same MATCH
 expressions ask it; rowid the ``search_rowid``."""
-
-assert "tokenize = 'unicode61 remove_diacritics 2'" in FTS_TABLE.sql
 
 PENDING_KEYS = "SELECT search_rowid, conversation_id, seq FROM search_pending"
 """SQL-075: which events wait for their index row (fewer than 32 rows, no read of ``events``)."""
