@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import drafts, identifiers, json_values, occurred_ats, wire_event
 from convledger import canonical
@@ -19,6 +20,7 @@ from convledger.envelope import (
     WIRE_FIELDS,
     Envelope,
     EventDraft,
+    check_occurred_at,
     from_wire,
     validate_draft,
 )
@@ -271,3 +273,57 @@ def test_non_draft_refused(value: object) -> None:
     """LED-001: only an EventDraft is a draft."""
     with pytest.raises(InvalidInputError):
         validate_draft(value)
+
+
+def _in_range(year: int, month: int, day: int, hour: int, minute: int, second: int,
+              offset: tuple[int, int] | None) -> bool:
+    """ENV-013 and LIM-009 written out plainly: the oracle of the field check's regression test."""
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+    if not (1 <= month <= 12 and 1 <= day <= days[month - 1]):
+        return False
+    if hour > 23 or minute > 59 or second > 60:
+        return False
+    return offset is None or (offset[0] <= 23 and offset[1] <= 59)
+
+
+@given(
+    year=st.integers(0, 9999), month=st.integers(0, 99), day=st.integers(0, 99),
+    hour=st.integers(0, 99), minute=st.integers(0, 99), second=st.integers(0, 99),
+    offset=st.none() | st.tuples(st.integers(0, 99), st.integers(0, 99)),
+    fraction=st.sampled_from(["", ".1", ".123456"]),
+)
+def test_occurred_at_field_ranges_match_a_plain_oracle(
+    year: int, month: int, day: int, hour: int, minute: int, second: int,
+    offset: tuple[int, int] | None, fraction: str,
+) -> None:
+    """ENV-013, LIM-009: each two-digit field is judged by its value (the check compares text)."""
+    zone = "Z" if offset is None else f"+{offset[0]:02d}:{offset[1]:02d}"
+    text = f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{second:02d}{fraction}{zone}"
+    expected = _in_range(year, month, day, hour, minute, second, offset)
+    if expected:
+        assert check_occurred_at(text) == text
+    else:
+        with pytest.raises(InvalidInputError) as refused:
+            check_occurred_at(text)
+        assert refused.value.requirement == "ENV-008"
+
+
+@pytest.mark.parametrize("text", [
+    "2024-02-29T00:00:00Z", "2000-02-29T23:59:60Z", "0000-02-29T00:00:00+23:59",
+    "2024-12-31T23:59:59.999-00:00",
+])
+def test_edge_date_times_accepted(text: str) -> None:
+    """ENV-013: leap days (0000 and 2000 too), a leap second, the offset bounds."""
+    assert check_occurred_at(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "1900-02-29T00:00:00Z", "2023-02-29T00:00:00Z", "2024-04-31T00:00:00Z",
+    "2024-01-01T24:00:00Z", "2024-01-01T00:60:00Z", "2024-01-01T00:00:61Z",
+    "2024-01-01T00:00:00+24:00", "2024-01-01T00:00:00+00:60", "2024-00-01T00:00:00Z",
+])
+def test_edge_date_times_refused(text: str) -> None:
+    """ENV-013: a field one past its range is refused as ENV-008."""
+    with pytest.raises(InvalidInputError):
+        check_occurred_at(text)

@@ -239,19 +239,21 @@ def check_occurred_at(value: object) -> str:
 
 def _valid_fields(match: re.Match[str]) -> bool:
     """ENV-013: each field of the date-time within RFC 3339 section 5.7's range."""
-    year, month, day = (int(match[name]) for name in ("year", "month", "day"))
-    if not 1 <= month <= 12 or not 1 <= day <= _DAYS_IN_MONTH[month - 1]:
+    # The groups in pattern order: year, month, day, hour, minute, second, offset hour, minute.
+    year, month, day, hour, minute, second, off_hour, off_minute = match.groups()
+    month_number, day_number = int(month), int(day)
+    if not 1 <= month_number <= 12 or not 1 <= day_number <= _DAYS_IN_MONTH[month_number - 1]:
         return False
-    if month == 2 and day == 29 and not (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)):
+    if month_number == 2 and day_number == 29 and not _leap(int(year)):
         return False
     # LIM-009: a leap second (60) is valid in any minute; 61 and above are not
-    if int(match["hour"]) > 23 or int(match["minute"]) > 59 or int(match["second"]) > 60:
+    if hour > "23" or minute > "59" or second > "60":  # two ASCII digits each: text order
         return False
-    if match["off_hour"] is not None and (
-        int(match["off_hour"]) > 23 or int(match["off_minute"]) > 59
-    ):
-        return False
-    return True
+    return off_hour is None or (off_hour <= "23" and off_minute <= "59")
+
+
+def _leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
 
 
 def copied(envelope: Envelope) -> Envelope:

@@ -50,7 +50,7 @@ def build_search_machine(factory: StoreFactory) -> type[RuleBasedStateMachine]:
             )])
             self.ledgers.setdefault(cid, []).extend(placed)
 
-        @rule(cid=st.sampled_from(CONVERSATIONS), size=st.integers(2, 40),
+        @rule(cid=st.sampled_from(CONVERSATIONS), size=st.integers(2, 33),
               text=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3))
         def say_many(self, cid: str, size: int, text: list[str]) -> None:
             """A batch: with the single appends it crosses any bound of events a store keeps
