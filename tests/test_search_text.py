@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,3 +76,17 @@ def test_member_names_and_other_values_are_not_text() -> None:
     assert event_text(payload) == "a k z"
     assert event_text("only") == "only"
     assert event_text(3) == ""
+
+
+@pytest.mark.parametrize(("payload", "text"), [
+    ({"b": ["x", ""], "a": "y", "c": 1}, "y x "),
+    ({"n": 1, "t": True, "z": None, "l": [1.5]}, ""),
+    ("alone", "alone"),
+    ({"name": "value"}, "value"),
+    ({"\U0001f600": "astral", "\uff61": "bmp"}, "astral bmp"),
+])
+def test_the_spec_examples_of_an_event_text(payload: JsonValue, text: str) -> None:
+    """SQL-008's wording: string values only, canonical order (CAN-002: UTF-16 units, so the
+    astral name sorts first), empty strings kept, one space between, '' without strings."""
+    stored = canonical.decode(canonical.encode(payload))
+    assert event_text(stored) == text
