@@ -139,13 +139,17 @@ def test_machine_refuses_a_store_not_on_a_file() -> None:
 
 @pytest.mark.parametrize(
     ("store", "catches"),
-    [(HeadCachedPerHandle, "SQL-047"), (MigrationForgetsTheLastConversation, "SQL-031")],
+    # HeadCachedPerHandle: the stale head is met first either by the next append (SQL-047) or by
+    # the reopen that compares the ledger with the model (LED-015); which rule meets it first
+    # depends on the second process's timing on a loaded machine (seen once in a full run).
+    [(HeadCachedPerHandle, ("SQL-047", "LED-015")),
+     (MigrationForgetsTheLastConversation, ("SQL-031",))],
     ids=lambda value: getattr(value, "__name__", value),
 )
 def test_machine_kills_the_broken_store(
-    store: type[SqliteStore], catches: str, tmp_path: Path
+    store: type[SqliteStore], catches: tuple[str, ...], tmp_path: Path
 ) -> None:
-    """The SQLite machine fails a broken store within 80 short programs, naming the right id.
+    """The SQLite machine fails a broken store within 80 short programs, naming a right id.
 
     Eighty programs (not smoke's four) so that the migration and second-process rules surely
     run whatever the process imported before (generation depends on it);
@@ -159,4 +163,4 @@ def test_machine_kills_the_broken_store(
         run_state_machine_as_test(machine, settings=unshrunk)
     print(f"\n{store.__name__}: killed by the SQLite machine after {counted.examples} "
           "program(s)")
-    assert failure.value.ids == (catches,)
+    assert len(failure.value.ids) == 1 and failure.value.ids[0] in catches
