@@ -15,8 +15,14 @@ import pytest
 
 from conftest import draft
 from convledger.cli import main
-from convledger.sqlite import SqliteStore
-from convledger.sqlite.fixtures import execute_raw, file_digest, write_v1_database
+from convledger.envelope import Envelope
+from convledger.sqlite import SqliteStore, schema
+from convledger.sqlite.fixtures import (
+    execute_raw,
+    file_digest,
+    write_v1_database,
+    write_v3_database,
+)
 
 
 @pytest.fixture
@@ -70,6 +76,7 @@ def test_inspect_version_1_without_migrating(tmp_path: Path,
     assert run("inspect", str(path), "--json") == 0
     facts = json.loads(capsys.readouterr().out)
     assert (facts["schemaVersion"], facts["fts5"]) == (1, "absent")
+    assert facts["searchPending"] is None  # no search_pending before version 4
     assert len(facts["conversations"]) == 3
     assert file_digest(path) == before
 
@@ -82,6 +89,62 @@ def test_inspect_reports_problems_with_exit_1(v2_file: Path,
     facts = json.loads(capsys.readouterr().out)
     assert facts["fts5"] == "partial"
     assert [(p["kind"], p["requirement"]) for p in facts["problems"]] == [("integrity", "SQL-018")]
+    assert (facts["searchPending"], facts["searchPendingOrphans"]) == (None, None)  # not read
+
+
+def inspected(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    """The JSON report of ``inspect`` on ``path`` (exit 0 required)."""
+    assert run("inspect", str(path), "--json") == 0
+    facts: dict[str, object] = json.loads(capsys.readouterr().out)
+    return facts
+
+
+def test_inspect_counts_pending_events_and_orphan_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """inspect: SQL-073's pending events are counted; a row of search_pending naming no
+    event (SQL-075) is counted apart; the file is not changed."""
+    path = tmp_path / "pending.sqlite"
+    store = SqliteStore(path)
+    store.append("a", [draft("e1"), draft("e2")])
+    store.append("b", [draft("e3")])
+    store.close()
+    assert schema.SEARCH_PENDING_LIMIT > 3  # the three events stay pending (SQL-074)
+    facts = inspected(path, capsys)
+    assert (facts["searchPending"], facts["searchPendingOrphans"]) == (3, 0)
+    execute_raw(path, [
+        "INSERT INTO search_pending (search_rowid, conversation_id, seq) VALUES (900, 'ghost', 1)",
+        "INSERT INTO search_pending (search_rowid, conversation_id, seq) VALUES (901, 'a', 7)",
+    ])
+    before = file_digest(path)
+    facts = inspected(path, capsys)
+    assert (facts["searchPending"], facts["searchPendingOrphans"]) == (3, 2)
+    assert run("inspect", str(path)) == 0
+    assert "search pending: 3 events; orphan rows (naming no event): 2" in capsys.readouterr().out
+    assert file_digest(path) == before
+
+
+def test_inspect_pending_is_zero_for_empty_and_migrated_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """inspect: a fresh empty file and a version 3 file migrated to 4 (its events indexed,
+    SQL-076) have no pending row; before migrating, version 3 has none to read (null)."""
+    fresh = tmp_path / "fresh.sqlite"
+    SqliteStore(fresh).close()
+    facts = inspected(fresh, capsys)
+    assert (facts["searchPending"], facts["searchPendingOrphans"]) == (0, 0)
+    old = tmp_path / "v3.sqlite"
+    write_v3_database(old, [Envelope.from_draft(draft(f"e{seq}"), "a", seq) for seq in (1, 2)])
+    facts = inspected(old, capsys)
+    assert (facts["schemaVersion"], facts["searchPending"]) == (3, None)
+    assert facts["searchPendingOrphans"] is None
+    SqliteStore(old).close()  # opening for writing migrates (SQL-076)
+    facts = inspected(old, capsys)
+    assert (facts["schemaVersion"], facts["searchPending"], facts["searchPendingOrphans"]) == (
+        4, 0, 0)
+    assert run("inspect", str(old)) == 0
+    assert "search pending: 0 events; orphan rows (naming no event): 0" in (
+        capsys.readouterr().out)
 
 
 @pytest.mark.parametrize("content", [None, b"plain text, not a database" * 20])

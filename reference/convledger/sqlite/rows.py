@@ -121,6 +121,14 @@ PENDING_EVENTS = (
 """SQL-074, SQL-075: every event waiting for its index row, with what indexing it or matching
 it needs (fewer than ``schema.SEARCH_PENDING_LIMIT`` rows)."""
 
+PENDING_COUNTS = (
+    "SELECT count(events.seq), count(*) - count(events.seq) FROM search_pending"
+    " LEFT JOIN events ON events.conversation_id = search_pending.conversation_id"
+    " AND events.seq = search_pending.seq"
+)
+"""Inspection (SQL-073, SQL-075): how many rows of ``search_pending`` name an event (the
+events waiting for their index row), and how many name none (a search ignores them)."""
+
 CLEAR_PENDING = "DELETE FROM search_pending"
 """SQL-074: every pending event has its index row now."""
 
@@ -139,6 +147,7 @@ LEDGER_READS = {
     "count_events": COUNT_EVENTS,
     "append_state": APPEND_STATE,
     "pending_events": PENDING_EVENTS,
+    "pending_counts": PENDING_COUNTS,
 }
 """Every statement that reads ``events``, by purpose (SQL-007)."""
 

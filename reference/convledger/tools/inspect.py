@@ -3,7 +3,9 @@
 Reports the schema version, page size and journal mode, the FTS5 status
 (``ok``, ``unavailable``, ``partial``, ``unknown``, or ``absent`` before
 version 2; versions 2 to 4 have it), every problem an open would refuse
-with (SQL-012 .. SQL-019), and
+with (SQL-012 .. SQL-019), for a version 4 file the events waiting in
+``search_pending`` for their index row and the pending rows that name no event
+(SQL-073 .. SQL-075; ``null`` before version 4 or when the file has problems), and
 each conversation with its event count and head seq. A version 1 file lists
 its conversations from ``heads``; they have no events until it migrates.
 
@@ -37,7 +39,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "inspect",
         help="show the schema version, FTS5 status and conversations of a database",
         description=(
-            "Open DB read-only and report its schema version, FTS5 status, problems and "
+            "Open DB read-only and report its schema version, FTS5 status, problems, the "
+            "events pending in the search index and pending rows naming no event, and its "
             "conversations (events, head seq). Exit 0 when valid, 1 when it has problems, "
             "3 when it cannot be opened."
         ),
@@ -97,7 +100,17 @@ def _facts(connection: sqlite3.Connection, path: str, diagnosis: Diagnosis) -> d
             for problem in diagnosis.problems
         ],
         "conversations": _conversations(connection, diagnosis.version) if healthy else [],
+        **_pending(connection, diagnosis.version if healthy else None),
     }
+
+
+def _pending(connection: sqlite3.Connection, version: int | None) -> dict[str, int | None]:
+    """SQL-073 .. SQL-075: the events waiting for their index row, and the rows of
+    ``search_pending`` naming no event (a search ignores them); ``None`` when not read."""
+    if version is None or version < 4:
+        return {"searchPending": None, "searchPendingOrphans": None}
+    pending, orphans = connection.execute(rows.PENDING_COUNTS).fetchone()
+    return {"searchPending": int(pending), "searchPendingOrphans": int(orphans)}
 
 
 def _conversations(connection: sqlite3.Connection, version: int | None) -> list[dict[str, object]]:
@@ -130,6 +143,7 @@ def describe(facts: dict[str, object]) -> list[str]:
         lines += [
             f"page size: {facts['pageSize']} bytes; journal mode: {facts['journalMode']}",
             f"fts5: {facts['fts5']}",
+            _pending_line(facts),
         ]
     problems = facts["problems"]
     assert isinstance(problems, list)
@@ -143,3 +157,11 @@ def describe(facts: dict[str, object]) -> list[str]:
         for item in conversations
     )
     return lines
+
+
+def _pending_line(facts: dict[str, object]) -> str:
+    """The text line of the search index's pending rows (SQL-073 .. SQL-075)."""
+    pending, orphans = facts["searchPending"], facts["searchPendingOrphans"]
+    if pending is None:
+        return "search pending: not read (no search_pending before version 4, or problems)"
+    return f"search pending: {pending} events; orphan rows (naming no event): {orphans}"
