@@ -1,4 +1,4 @@
-"""Write (or check) ``spec/schemas/postgres-v1.sql`` and ``postgres-v2.sql`` from the reference's schema.
+"""Write (or check) ``spec/schemas/postgres-v1.sql`` and ``-v2.sql`` from the reference's schema.
 
 Each file is the DDL that creates one schema version of chapter PGS in an empty
 PostgreSQL schema named ``convledger``: the schema itself, the ``search_path`` naming it,
@@ -60,7 +60,7 @@ def statements(version: int) -> list[str]:
 
 
 def ddl_text(version: int) -> str:
-    """The file of ``version``: the header, the schema's two, each statement ended by ';', the meta row."""
+    """The file of ``version``: header, the schema's two, each statement and ';', the meta row."""
     laid_out = [_laid_out(sql).strip() + ";" for sql in statements(version)]
     meta = (f"INSERT INTO {schema.META_TABLE} (key, value) "
             f"VALUES ('{schema.VERSION_KEY}', '{version}');")

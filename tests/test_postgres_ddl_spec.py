@@ -1,4 +1,4 @@
-"""The DDL in ``spec/schemas/postgres-v*.sql`` is the reference's schema, and it is enough (PGS-006).
+"""The DDL in ``spec/schemas/postgres-v*.sql`` is the reference's schema and enough (PGS-006).
 
 An implementer reads the spec's DDL files, not ``schema.py``: each must be exactly what
 ``scripts/write_postgres_ddl.py`` writes from the schema, statement for statement the
@@ -86,9 +86,8 @@ def fresh_name(pg_dsn: str) -> Iterator[str]:
 def _run(dsn: str, text: str) -> None:
     """The whole file in one transaction on its own connection (PGS-020)."""
     psycopg = pytest.importorskip("psycopg")
-    with psycopg.connect(dsn, autocommit=True) as connection:
-        with connection.transaction():
-            connection.execute(text.encode("utf-8"))
+    with psycopg.connect(dsn, autocommit=True) as connection, connection.transaction():
+        connection.execute(text.encode("utf-8"))
 
 
 @pytest.mark.parametrize("version", schema.KNOWN_VERSIONS)
