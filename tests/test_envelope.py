@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import drafts, identifiers, json_values, occurred_ats, wire_event
-from convledger import canonical
+from convledger import canonical, limits
 from convledger.envelope import (
     REQUIRED_FIELDS,
     WIRE_FIELDS,
@@ -23,6 +23,7 @@ from convledger.envelope import (
     check_occurred_at,
     from_wire,
     validate_draft,
+    validate_envelope,
 )
 from convledger.errors import InvalidInputError
 
@@ -327,3 +328,84 @@ def test_edge_date_times_refused(text: str) -> None:
     """ENV-013: a field one past its range is refused as ENV-008."""
     with pytest.raises(InvalidInputError):
         check_occurred_at(text)
+
+
+# -- from_wire's payload in one walk: the refusals of the two-walk definition --------------------
+
+
+def _nested(depth: int, leaf: object = 0) -> object:
+    """``leaf`` inside ``depth`` arrays (the outermost is level 1)."""
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _two_walks(wire: dict[str, object]) -> Envelope:
+    """from_wire as it was defined before its payload took one walk: the envelope's checks
+    (validate_envelope, ENV-009 by encoding), then LIM-005 by its own walk."""
+    envelope = Envelope(
+        schema_version=wire["schemaVersion"],  # type: ignore[arg-type]
+        event_id=wire["eventId"],  # type: ignore[arg-type]
+        conversation_id=wire["conversationId"],  # type: ignore[arg-type]
+        seq=wire["seq"],  # type: ignore[arg-type]
+        kind=wire["kind"],  # type: ignore[arg-type]
+        occurred_at=wire["occurredAt"],  # type: ignore[arg-type]
+        payload=wire["payload"],  # type: ignore[arg-type]
+        ignorable=wire.get("ignorable", False) is True,
+    )
+    validate_envelope(envelope)
+    limits.check_depth(envelope.payload, "payload")
+    return envelope
+
+
+def _verdict(decide: Any, wire: dict[str, object]) -> tuple[str, str] | Envelope:
+    try:
+        return decide(wire)  # type: ignore[no-any-return]
+    except InvalidInputError as error:
+        return error.requirement, error.field
+
+
+@pytest.mark.parametrize(
+    ("members", "requirement"),
+    [
+        ({"payload": _nested(limits.MAX_DEPTH)}, None),
+        ({"payload": _nested(limits.MAX_DEPTH + 1)}, "LIM-005"),
+        ({"payload": _nested(limits.MAX_DEPTH + 1, math.nan)}, "ENV-009"),
+        ({"payload": [math.nan, _nested(limits.MAX_DEPTH + 1)]}, "ENV-009"),
+        ({"payload": [_nested(limits.MAX_DEPTH + 1), "\udc00"]}, "ENV-009"),
+        ({"payload": _nested(limits.MAX_DEPTH + 1), "seq": 0}, "ENV-006"),
+        ({"payload": _nested(limits.MAX_DEPTH + 1), "conversationId": ""}, "ENV-005"),
+        ({"payload": _nested(limits.MAX_DEPTH + 1, math.inf), "seq": 0}, "ENV-009"),
+        ({"payload": math.nan, "kind": ""}, "ENV-007"),
+    ],
+    ids=repr,
+)
+def test_from_wire_refusals_keep_their_order(
+    members: dict[str, object], requirement: str | None
+) -> None:
+    """ENV-009 before ENV-005/ENV-006, and LIM-005 after them, as the two walks decided."""
+    wire = _wire(**members)
+    if requirement is None:
+        assert from_wire(wire).payload is wire["payload"]
+    else:
+        assert _refused(wire).requirement == requirement
+    assert _verdict(from_wire, wire) == _verdict(_two_walks, wire)
+
+
+_payload_parts = st.recursive(
+    st.one_of(st.integers(), st.text(max_size=3), st.just(math.nan), st.just("\udc00"),
+              st.just(2**60), st.none()),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner,
+                                                                max_size=3),
+    max_leaves=12,
+)
+
+
+@given(_payload_parts, st.integers(0, limits.MAX_DEPTH + 3), st.sampled_from([1, 0, "1"]),
+       st.sampled_from(["c", ""]))
+def test_from_wire_matches_the_two_walks(payload: object, depth: int, seq: object,
+                                         conversation_id: str) -> None:
+    """Any payload at any depth, with or without another refusal: the same verdict."""
+    wire = _wire(payload=_nested(depth, payload), seq=seq, conversationId=conversation_id)
+    assert _verdict(from_wire, wire) == _verdict(_two_walks, wire)

@@ -293,7 +293,10 @@ def _check_event(
         seen[envelope.event_id] = index + 1
     try:
         if admit(envelope, registry) is Verdict.ACCEPTED:  # RPL-005: import passes the gate
-            registry.check_payload(envelope.kind, envelope.schema_version, envelope.payload)
+            # the definition's refusals, through the compiled validator (KND-003)
+            registry.check_appended_payload(
+                envelope.kind, envelope.schema_version, envelope.payload
+            )
     except ReplayRefusedError as error:
         problems.append(Problem(error, where + "/kind"))
     except LedgerError as error:

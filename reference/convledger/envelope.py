@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import attrs
 
 from convledger import canonical, codec, limits
-from convledger.canonical import JsonValue
+from convledger.canonical import JsonValue, NestingTooDeep
 from convledger.errors import CanonicalJsonError, InvalidInputError
 
 WIRE_FIELDS = (
@@ -140,9 +140,36 @@ def from_wire(wire: object) -> Envelope:
         payload=wire["payload"],
         ignorable=_wire_ignorable(wire),
     )
-    validate_envelope(envelope)
-    limits.check_depth(envelope.payload, "payload")  # LIM-005: an imported event too
+    # validate_envelope's checks in its order, then LIM-005 (an imported event too); the
+    # payload's two walks (ENV-009's encoding, LIM-005's depth) are one when it passes both.
+    validate_draft_fields(_draft_of(envelope))
+    too_deep = _too_deep_or_refused(envelope.payload)
+    check_identifier(envelope.conversation_id, "conversationId", "ENV-005")
+    check_positive_integer(envelope.seq, "seq", "ENV-006")
+    if too_deep:
+        raise limits.too_deep("payload")
     return envelope
+
+
+def _too_deep_or_refused(payload: object) -> bool:
+    """ENV-009 refuses ``payload`` (raised); else whether it nests deeper than LIM-005 allows.
+
+    One walk of the encoder that stops at the depth limit; only a payload that
+    reaches the limit is encoded again in full, to learn whether ENV-009 (reported
+    first, as :func:`validate_draft` orders it) refuses it too.
+    """
+    try:
+        codec.encode_payload(payload)
+        return False
+    except NestingTooDeep:
+        pass
+    except CanonicalJsonError as error:
+        raise _not_canonical(error) from error
+    try:
+        codec.encode(payload)
+    except CanonicalJsonError as error:
+        raise _not_canonical(error) from error
+    return True
 
 
 def _wire_ignorable(wire: Mapping[str, object]) -> bool:
@@ -157,18 +184,20 @@ def _wire_ignorable(wire: Mapping[str, object]) -> bool:
 
 def validate_envelope(envelope: Envelope) -> None:
     """Check every member of a constructed envelope (ENV-003 .. ENV-010)."""
-    validate_draft(
-        EventDraft(
-            event_id=envelope.event_id,
-            kind=envelope.kind,
-            occurred_at=envelope.occurred_at,
-            payload=envelope.payload,
-            schema_version=envelope.schema_version,
-            ignorable=envelope.ignorable,
-        )
-    )
+    validate_draft(_draft_of(envelope))
     check_identifier(envelope.conversation_id, "conversationId", "ENV-005")
     check_positive_integer(envelope.seq, "seq", "ENV-006")
+
+
+def _draft_of(envelope: Envelope) -> EventDraft:
+    return EventDraft(
+        event_id=envelope.event_id,
+        kind=envelope.kind,
+        occurred_at=envelope.occurred_at,
+        payload=envelope.payload,
+        schema_version=envelope.schema_version,
+        ignorable=envelope.ignorable,
+    )
 
 
 def validate_draft(draft: object) -> EventDraft:
@@ -177,11 +206,14 @@ def validate_draft(draft: object) -> EventDraft:
     try:
         codec.encode(checked.payload)
     except CanonicalJsonError as error:
-        raise InvalidInputError(
-            f"payload is not canonical JSON: {error.message}", requirement="ENV-009",
-            field="payload",
-        ) from error
+        raise _not_canonical(error) from error
     return checked
+
+
+def _not_canonical(error: CanonicalJsonError) -> InvalidInputError:
+    return InvalidInputError(
+        f"payload is not canonical JSON: {error.message}", requirement="ENV-009", field="payload"
+    )
 
 
 def validate_draft_fields(draft: object) -> EventDraft:

@@ -93,7 +93,8 @@ class KindRegistry:
 
 
     def check_appended_payload(self, kind: str, schema_version: int, payload: JsonValue) -> None:
-        """:meth:`check_payload` on the append path, through the codec seam (KND-002, KND-003).
+        """:meth:`check_payload` on the append and import paths, through the codec seam
+        (KND-002, KND-003).
 
         A payload the pair's compiled validator (:data:`convledger.codec.compile_schema`)
         accepts is accepted; every other payload, and every payload of a pair without
