@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 
 from conftest import draft, draft_batches
 from convledger import canonical
+from convledger.archive import archive_of, decode_archive, encode_archive
 from convledger.envelope import Envelope, EventDraft, from_wire
+from convledger.kinds import default_registry
 from convledger.search.text import event_text
 from convledger.sqlite import SqliteStore, rows
 
@@ -38,13 +40,19 @@ def _ledger(path: Path) -> sqlite3.Connection:
 
 
 def _written(
-    connection: sqlite3.Connection, batches: list[tuple[Envelope, ...]], *, oracle: bool
+    connection: sqlite3.Connection,
+    batches: list[tuple[Envelope, ...]],
+    *,
+    oracle: bool,
+    texts: list[tuple[str, ...]] | None = None,
 ) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
-    for envelopes in batches:
+    for number, envelopes in enumerate(batches):
         connection.execute("BEGIN IMMEDIATE")
         if oracle:
             rows.insert_placed(connection, envelopes)
             rows.index_pending(connection)  # SQL-074: what a later write does to pending rows
+        elif texts is not None:
+            rows.insert_events(connection, envelopes, texts[number])
         else:
             rows.insert_events(connection, envelopes)
         connection.execute("COMMIT")
@@ -143,3 +151,48 @@ def test_import_exports_and_searches_as_the_oracle_writes(tmp_path: Path) -> Non
     finally:
         oracle.close()
     assert len(hits["common"]) == 40 and len(hits["word7"]) == 1
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(draft_batches(max_size=6), min_size=1, max_size=3))
+def test_archive_payload_texts_write_the_rows_of_insert_placed(
+    tmp_path: Path, batches: list[list[EventDraft]]
+) -> None:
+    """SQL-005, SQL-070: an archive's payload texts (Archive.payload_texts, the import's
+    write) and its payload objects' string order give the oracle's rows, byte for byte."""
+    seen: set[str] = set()
+    decoded: list[tuple[Envelope, ...]] = []
+    texts: list[tuple[str, ...]] = []
+    for number, drafts in enumerate(batches):
+        fresh = [item for item in drafts if item.event_id not in seen]
+        seen.update(item.event_id for item in fresh)
+        if not fresh:
+            continue
+        conversation_id = f"conv-{number}"
+        data = encode_archive(archive_of(conversation_id, _placed(conversation_id, fresh, 1)))
+        archive = decode_archive(data, default_registry())
+        assert len(archive.payload_texts) == len(archive.events)
+        assert list(archive.payload_texts) == [
+            canonical.encode(envelope.payload).decode("utf-8") for envelope in archive.events
+        ]
+        decoded.append(archive.events)
+        texts.append(archive.payload_texts)
+    directory = tmp_path / f"run-{len(list(tmp_path.iterdir()))}"
+    directory.mkdir()
+    new, old = _ledger(directory / "new.sqlite"), _ledger(directory / "old.sqlite")
+    try:
+        assert _written(new, decoded, oracle=False, texts=texts) == _written(
+            old, decoded, oracle=True
+        )
+    finally:
+        new.close()
+        old.close()
+
+
+def test_archive_built_in_memory_carries_no_payload_texts() -> None:
+    """Archive.payload_texts: only decoding fills them; an archive built in memory has none,
+    so its store encodes each payload itself."""
+    envelopes = _placed("conv", [draft("e1", value={"b": "x", "a": "y"})], 1)
+    assert archive_of("conv", envelopes).payload_texts == ()

@@ -29,7 +29,7 @@ import attrs
 from convledger import canonical, codec, limits
 from convledger.archive_format import FORMAT, FORMAT_VERSION
 from convledger.canonical import JsonValue
-from convledger.envelope import Envelope, from_wire
+from convledger.envelope import Envelope, from_wire_encoded
 from convledger.errors import (
     InvalidInputError,
     LedgerError,
@@ -56,6 +56,13 @@ class Archive:
     companions: Mapping[str, JsonValue] = attrs.field(factory=dict)
     objects: Mapping[str, bytes] = attrs.field(factory=dict)
     """Spill bytes by reference; only a bundle carries them (SPL-050)."""
+    payload_texts: tuple[str, ...] = attrs.field(default=(), eq=False, repr=False)
+    """Empty, or the canonical text of every event's payload in order (CAN-001), as decoding
+    the archive encoded it for ENV-009: a store writes them as they are (SQL-005) instead of
+    encoding each payload again. Every archive :func:`inspect_archive` accepts has them: its
+    bytes are canonical (ARC-003), so each payload's object members are also in canonical
+    order (CAN-002), the order of its text. An archive built in memory (:func:`archive_of`)
+    has none. Not part of equality."""
 
 
 @attrs.frozen
@@ -150,7 +157,8 @@ def inspect_archive(
         return None, problems
     problems.extend(_check_members(document))
     conversation_id = document.get("conversationId")
-    events = _check_events(document, conversation_id, registry, problems)
+    texts: list[str] = []
+    events = _check_events(document, conversation_id, registry, problems, texts)
     if problems:
         return None, problems
     assert isinstance(conversation_id, str)
@@ -170,7 +178,9 @@ def inspect_archive(
     )
     if problems:
         return None, problems
-    return Archive(conversation_id, tuple(events), companions), []
+    # No ARC-003 problem: the bytes are canonical, so each decoded object keeps its text's
+    # (canonical) member order, and each payload text is the payload's text in the archive.
+    return Archive(conversation_id, tuple(events), companions, payload_texts=tuple(texts)), []
 
 
 def _unsupported_version(document: dict[str, object]) -> Problem | None:
@@ -224,7 +234,10 @@ def _check_events(
     conversation_id: object,
     registry: KindRegistry,
     problems: list[Problem],
+    texts: list[str],
 ) -> list[Envelope]:
+    """The decoded events; ``problems`` gets each one's, ``texts`` each payload's canonical
+    text."""
     if "events" not in document:
         return []  # reported as a missing member (ARC-002)
     events = document["events"]
@@ -237,13 +250,14 @@ def _check_events(
     for index, wire in enumerate(events):
         where = _pointer("events", str(index))
         try:
-            envelope = from_wire(wire)
+            envelope, encoded = from_wire_encoded(wire)
         except LedgerError as error:
             field = error.field if isinstance(error, InvalidInputError) else ""
             problems.append(Problem(error, where + _pointer(field) if field else where))
             previous_seq += 1  # judge the next event as if this one held its place
             continue
         decoded.append(envelope)
+        texts.append(encoded.decode("utf-8"))
         problems.extend(
             _check_event(envelope, index, previous_seq, conversation_id, registry, seen, where)
         )

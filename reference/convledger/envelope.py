@@ -118,6 +118,11 @@ def from_wire(wire: object) -> Envelope:
 
     Raises :class:`InvalidInputError` naming the first offending member.
     """
+    return from_wire_encoded(wire)[0]
+
+
+def from_wire_encoded(wire: object) -> tuple[Envelope, bytes]:
+    """:func:`from_wire`, and the canonical bytes of the payload its ENV-009 check encoded."""
     if not isinstance(wire, Mapping):
         raise InvalidInputError("an envelope is a JSON object", requirement="ENV-001")
     unknown = sorted(set(wire) - set(WIRE_FIELDS), key=str)
@@ -143,24 +148,24 @@ def from_wire(wire: object) -> Envelope:
     # validate_envelope's checks in its order, then LIM-005 (an imported event too); the
     # payload's two walks (ENV-009's encoding, LIM-005's depth) are one when it passes both.
     validate_draft_fields(_draft_of(envelope))
-    too_deep = _too_deep_or_refused(envelope.payload)
+    encoded = _encoded_or_refused(envelope.payload)
     check_identifier(envelope.conversation_id, "conversationId", "ENV-005")
     check_positive_integer(envelope.seq, "seq", "ENV-006")
-    if too_deep:
+    if encoded is None:
         raise limits.too_deep("payload")
-    return envelope
+    return envelope, encoded
 
 
-def _too_deep_or_refused(payload: object) -> bool:
-    """ENV-009 refuses ``payload`` (raised); else whether it nests deeper than LIM-005 allows.
+def _encoded_or_refused(payload: object) -> bytes | None:
+    """The canonical bytes of ``payload``; None when it nests deeper than LIM-005 allows;
+    ENV-009's refusal raised.
 
     One walk of the encoder that stops at the depth limit; only a payload that
     reaches the limit is encoded again in full, to learn whether ENV-009 (reported
     first, as :func:`validate_draft` orders it) refuses it too.
     """
     try:
-        codec.encode_payload(payload)
-        return False
+        return codec.encode_payload(payload)
     except NestingTooDeep:
         pass
     except CanonicalJsonError as error:
@@ -169,7 +174,7 @@ def _too_deep_or_refused(payload: object) -> bool:
         codec.encode(payload)
     except CanonicalJsonError as error:
         raise _not_canonical(error) from error
-    return True
+    return None
 
 
 def _wire_ignorable(wire: Mapping[str, object]) -> bool:

@@ -339,8 +339,9 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions, FaultSeam):
             if stored is not None:
                 raise DuplicateError(f"eventId {stored!r} already exists in this store",
                                      requirement="ARC-010", identity=stored)
-            # ARC-016: every member as decoded; PGS-062: with its search words
-            transaction.insert_events(connection, archive.events)
+            # ARC-016: every member as decoded, its payload text as the decoding encoded it;
+            # PGS-062: with its search words
+            transaction.insert_events(connection, archive.events, archive.payload_texts or None)
             if state is not None:  # TRN-105: the companion's rows, in the same transaction
                 updated_at = next(e.occurred_at for e in reversed(archive.events)
                                   if e.kind in RUNTIME_KINDS)

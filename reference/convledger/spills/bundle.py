@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import attrs
 import cbor2
 
 from convledger import limits
@@ -84,7 +85,7 @@ def decode_bundle(data: object, registry: KindRegistry) -> Archive:
                 f"spill object {entry.reference!r} does not match its size and sha256",
                 requirement="SPL-053",
             )
-    return Archive(archive.conversation_id, archive.events, archive.companions, objects)
+    return attrs.evolve(archive, objects=objects)
 
 
 def _objects(pairs: list[object]) -> dict[str, bytes]:

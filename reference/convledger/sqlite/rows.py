@@ -211,7 +211,11 @@ def append_state(
     return purged == 1, int(head), int(first), int(pending)
 
 
-def insert_events(connection: sqlite3.Connection, envelopes: Iterable[Envelope]) -> None:
+def insert_events(
+    connection: sqlite3.Connection,
+    envelopes: Sequence[Envelope],
+    payload_texts: Sequence[str] = (),
+) -> None:
     """Store envelopes as they are; the caller holds the write transaction (SQL-040).
 
     The import's and the migration's write (the append writes through
@@ -221,21 +225,32 @@ def insert_events(connection: sqlite3.Connection, envelopes: Iterable[Envelope])
     payload object orders them; no envelope is built back from its row. Then
     the events and their index rows each go in by one ``executemany``, the
     rowids taken as in :func:`insert_placed` (SQL-067).
+
+    ``payload_texts``, when given, are the canonical texts of the payloads in
+    order, from a decoder whose objects keep their text's (canonical) order
+    (:attr:`convledger.archive.Archive.payload_texts`): they are written as they
+    are, and the index text is taken from the payload objects, which give the
+    same strings in the same order without decoding the text again.
     """
+    if payload_texts and len(payload_texts) != len(envelopes):
+        raise ValueError("payload_texts must hold one text per envelope")
     first = int(connection.execute(NEXT_SEARCH_ROWID).fetchone()[0])
     event_rows: list[tuple[object, ...]] = []
     search_rows: list[tuple[object, ...]] = []
     scopes: dict[str, str] = {}  # an import is one conversation: its scope token once
     for rowid, envelope in enumerate(envelopes, start=first):
-        payload = codec.encode(envelope.payload).decode("utf-8")
+        if payload_texts:
+            payload = payload_texts[rowid - first]
+            text = event_text(envelope.payload)
+        else:
+            payload = codec.encode(envelope.payload).decode("utf-8")
+            text = stored_text(payload)
         conversation_id = envelope.conversation_id
         scope = scopes.get(conversation_id)
         if scope is None:
             scope = scopes[conversation_id] = scope_token(conversation_id)
         event_rows.append((*event_row(envelope, payload), rowid))
-        search_rows.append(
-            (rowid, stored_text(payload), scope, conversation_id, envelope.seq)
-        )
+        search_rows.append((rowid, text, scope, conversation_id, envelope.seq))
     connection.executemany(INSERT_EVENT, event_rows)
     connection.executemany(INSERT_SEARCH_ROW, search_rows)
 

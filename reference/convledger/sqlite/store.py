@@ -356,7 +356,8 @@ class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions, FaultSeam):
                     requirement="ARC-010",
                     identity=stored,
                 )
-            rows.insert_events(connection, archive.events)  # ARC-016: every member as decoded
+            # ARC-016: every member as decoded; the payload texts its decoding encoded
+            rows.insert_events(connection, archive.events, archive.payload_texts)
             if state is not None:  # TRN-105: the companion's rows, in the same transaction
                 runtime.write_state(connection, state, last_runtime_time(archive.events))
             import_companions(connection, archive, self._settings.clock())
