@@ -196,3 +196,33 @@ def test_archive_built_in_memory_carries_no_payload_texts() -> None:
     so its store encodes each payload itself."""
     envelopes = _placed("conv", [draft("e1", value={"b": "x", "a": "y"})], 1)
     assert archive_of("conv", envelopes).payload_texts == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.text(min_size=1, max_size=3), max_size=200),
+    st.sets(st.integers(0, 199), max_size=5),
+)
+def test_first_stored_event_id_asks_in_chunks(wanted: list[str], stored_at: set[int]) -> None:
+    """LED-003, ARC-010: the first of the eventIds already stored, whatever the chunk
+    boundaries (rows.EVENT_IDS_PER_PROBE), repeats, NUL or astral characters."""
+    connection = sqlite3.connect(":memory:")
+    connection.execute("CREATE TABLE events (event_id TEXT PRIMARY KEY)")
+    stored = {wanted[index] for index in stored_at if index < len(wanted)} | {"\x00", "x\U0001F600"}
+    connection.executemany("INSERT OR IGNORE INTO events VALUES (?)", [(e,) for e in stored])
+    expected = next((event_id for event_id in wanted if event_id in stored), None)
+    assert rows.first_stored_event_id(connection, iter(wanted)) == expected
+    connection.close()
+
+
+def test_first_stored_event_id_at_the_chunk_edges() -> None:
+    """The first stored eventId at the last place of a chunk, and at the first of the next."""
+    size = rows.EVENT_IDS_PER_PROBE
+    wanted = [f"e{index}" for index in range(2 * size + 1)]
+    for position in (0, size - 1, size, 2 * size):
+        connection = sqlite3.connect(":memory:")
+        connection.execute("CREATE TABLE events (event_id TEXT PRIMARY KEY)")
+        connection.executemany("INSERT OR IGNORE INTO events VALUES (?)",
+                               [(wanted[position],), (wanted[-1],)])
+        assert rows.first_stored_event_id(connection, wanted) == wanted[position]
+        connection.close()
