@@ -38,7 +38,11 @@ conversation lexeme of ASCII letters, digits and ``:``."""
 
 
 def fold(word: str) -> str:
-    """PGS-063: a word as indexed: lower case, combining marks removed, digest when long."""
+    """PGS-063: a word as indexed: lower case, combining marks removed, digest when long.
+
+    SRC-025: nothing else; no stem and no stop word (the lexemes are written and queried as
+    given, never through a text-search configuration's rules).
+    """
     if word.isascii() and len(word) <= LONG_WORD:
         return word.lower()  # NFKD leaves ASCII as it is, and it has no combining marks
     decomposed = unicodedata.normalize("NFKD", word.lower())

@@ -6,9 +6,12 @@ sequence object (which a rolled-back transaction does not give back), eventIds
 unique per conversation only (a partitioned or distributed schema's easy
 mistake), an export whose events and companions are two READ COMMITTED
 statements instead of one REPEATABLE READ snapshot, and a retry loop that runs
-a write again after an ambiguous COMMIT (the answer lost, the write stored).
+a write again after an ambiguous COMMIT (the answer lost, the write stored), a
+search of the shared word index without the conversation's part of the query,
+and a search by PostgreSQL's ``english`` text-search configuration (stems, stop
+words, member names).
 Chapter PGS is reference-only, so each is listed in :data:`BROKEN` with the
-engine-neutral ids (LED, TRN) a conformance run must report failed for it.
+engine-neutral ids (LED, TRN, SRC) a conformance run must report failed for it.
 
 Every store lives in a fresh schema of ``CONVLEDGER_PG_DSN`` (default
 ``postgresql://postgres@127.0.0.1:5432/postgres``), dropped when it closes
@@ -31,13 +34,16 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from convledger import codec
 from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, NotFoundError
 from convledger.postgres import PostgresStore, factories, rows, runtime, transaction
+from convledger.postgres import search as words
 from convledger.postgres.errors import RetryableFailure, driver_boundary
 from convledger.postgres.opening import rollback
-from convledger.postgres.rows import key
+from convledger.postgres.rows import key, text_of
 from convledger.postgres.store import WRITE
+from convledger.search.operations import Allowed, Hit, page_of
 from galleries import BrokenStore, broken
 
 if TYPE_CHECKING:
@@ -243,6 +249,75 @@ class RetriesAnAmbiguousCommit(PostgresStore):
         raise ConflictError(f"{operation}: retries spent", requirement="PGS-012")
 
 
+class SearchesTheSharedIndexUnscoped(PostgresStore):
+    """SRC-001: a conversation's hits read from the shared ``search_words`` index by the words
+    alone, without its scope lexeme or its conversation id.
+
+    Every conversation's words live in one GIN-indexed table; this store forgets the
+    conversation's part of the query, so it takes the newest seqs that match in ANY
+    conversation and then fetches this conversation's events at those seqs: events
+    without the words, or hits missing where another conversation's newer seqs crowd
+    the page.
+    """
+
+    def _search(self, requester: str, query_words: tuple[str, ...],
+                scope: tuple[str, ...] | None, limit: int, allowed: Allowed) -> list[Hit]:
+        def body(connection: Connection) -> list[Hit]:
+            def hits_of(conversation_id: str, n: int) -> list[Hit]:
+                seqs = [int(row[0]) for row in connection.execute(
+                    "SELECT seq FROM search_words WHERE words @@ %(query)s::tsquery"
+                    " ORDER BY seq DESC LIMIT %(limit)s",
+                    {"query": words.tsquery_of(query_words), "limit": n})]
+                return _hits(connection, conversation_id, seqs, query_words)
+
+            return page_of(hits_of, requester,
+                           words.conversations_with_hits(connection, query_words)
+                           if scope is None else scope, limit, allowed)
+
+        return self._run("search", body, write=False)
+
+
+class SearchesWithTheEnglishConfiguration(PostgresStore):
+    """SRC-025: searches PostgreSQL's own way, ``to_tsvector('english', payload) @@
+    plainto_tsquery('english', query)`` over the conversation's events.
+
+    The configuration stems words ("running" is found by "run", which it does not
+    contain), drops stop words ("the" finds nothing), and reads member names as text:
+    the hits are not the events whose text contains every word.
+    """
+
+    def _search(self, requester: str, query_words: tuple[str, ...],
+                scope: tuple[str, ...] | None, limit: int, allowed: Allowed) -> list[Hit]:
+        def body(connection: Connection) -> list[Hit]:
+            def hits_of(conversation_id: str, n: int) -> list[Hit]:
+                seqs = [int(row[0]) for row in connection.execute(
+                    "SELECT seq FROM events WHERE conversation_id = %s"
+                    " AND to_tsvector('english', payload) @@ plainto_tsquery('english', %s)"
+                    " ORDER BY seq DESC LIMIT %s",
+                    (key(conversation_id), " ".join(query_words), n))]
+                return _hits(connection, conversation_id, seqs, query_words)
+
+            others = (text_of(row[0]) for row in connection.execute(
+                "SELECT DISTINCT conversation_id FROM events WHERE to_tsvector('english', payload)"
+                " @@ plainto_tsquery('english', %s) ORDER BY conversation_id",
+                (" ".join(query_words),)))
+            return page_of(hits_of, requester, others if scope is None else scope, limit,
+                           allowed)
+
+        return self._run("search", body, write=False)
+
+
+def _hits(connection: Connection, conversation_id: str, seqs: list[int],
+          query_words: tuple[str, ...]) -> list[Hit]:
+    """The events at ``seqs`` of one conversation as hits, as the reference builds them."""
+    if not seqs:
+        return []
+    found = connection.execute(words.HIT_EVENTS, (key(conversation_id), seqs)).fetchall()
+    return [Hit(conversation_id, int(seq), str(at),
+                words._snippet(codec.decode_stored(str(payload)), query_words))
+            for seq, at, payload in found]
+
+
 BROKEN: tuple[BrokenStore, ...] = tuple(
     broken("postgres", cls, *catches, factory=factory_of(cls))
     for cls, catches in (
@@ -251,6 +326,8 @@ BROKEN: tuple[BrokenStore, ...] = tuple(
         (EventIdUniquePerConversation, ("LED-003",)),
         (ExportOutsideASnapshot, ("TRN-107",)),
         (RetriesAnAmbiguousCommit, ("LED-004",)),
+        (SearchesTheSharedIndexUnscoped, ("SRC-001",)),
+        (SearchesWithTheEnglishConfiguration, ("SRC-025",)),
     )
 )
 """Every broken PostgreSQL store, with the ids that must be among the failed ones."""

@@ -54,7 +54,9 @@ def check_search_defaults_to_own_conversation(ctx: CheckContext) -> None:
     def body(given: LedgerStore) -> None:
         store = require(given, SRC)
         say(store, "mine", "the red fox", "a blue fox", "nothing here", "Red FOX again")
-        say(store, "theirs", "red fox too")
+        # theirs holds the words at seqs 3 and 5: a search that forgets which conversation
+        # it reads (one shared index, no scope) answers mine's seq 3, without the words
+        say(store, "theirs", "plain", "words", "red fox too", "again", "red fox at five")
         hits = store.search("mine", "fox red")
         if pairs(hits) != [("mine", 4), ("mine", 1)]:
             fail(("SRC-001", "SRC-003", "SRC-010"), f"search answered {pairs(hits)}")
@@ -63,6 +65,24 @@ def check_search_defaults_to_own_conversation(ctx: CheckContext) -> None:
             fail("SRC-001", f"a hit carries occurredAt {first.occurred_at!r}")
         if not isinstance(first.snippet, str) or "fox" not in first.snippet.lower():
             fail("SRC-002", f"a hit's snippet is {first.snippet!r}")
+
+    run_once(ctx, body)
+
+
+@check("SRC-025", "SRC-001", capability=SRC)
+def check_words_match_exactly(ctx: CheckContext) -> None:
+    """SRC-025: a word matches the same word only: no stem, no stop word, no member name."""
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, SRC)
+        say(store, "me", "runs fast", "running late", "the end", "an actor and a value")
+        cases = {"runs": [1], "running": [2], "run": [], "the": [3], "and": [4],
+                 "actor": [4], "value": [4], "name": [], "version": [], "fast late": []}
+        for query, seqs in cases.items():
+            got = pairs(store.search("me", query, limit=100))
+            if got != [("me", seq) for seq in sorted(seqs, reverse=True)]:
+                fail("SRC-025", f"query {query!r} answered {got}, want seqs {seqs} "
+                     "(each word matches the same word of the event's text only)")
 
     run_once(ctx, body)
 
@@ -237,8 +257,9 @@ def check_bad_queries_and_limits_refused(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-@check("SRC-003", "SRC-010", "SRC-011", "SRC-013", capability=SRC)
+@check("SRC-001", "SRC-003", "SRC-010", "SRC-011", "SRC-013", "SRC-025", capability=SRC)
 def check_search_machine(ctx: CheckContext) -> None:
-    """SRC-003, SRC-010, SRC-011, SRC-013: random callbacks over many conversations leak nothing."""
+    """SRC-001, SRC-003, SRC-025, SRC-010, SRC-011, SRC-013: every hit holds the word, and random
+    callbacks over many conversations leak nothing."""
     machine = build_search_machine(ctx.factory)
     run_state_machine_as_test(machine, settings=scaled(ctx.profile, share=0.5))

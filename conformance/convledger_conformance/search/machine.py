@@ -1,10 +1,11 @@
 """A state machine for chapter SRC: appends to many conversations, searches with random callbacks.
 
-After every search the hits must be exactly the model's (own first, then
-granted conversations in code-point order, ``limit`` in all), so no hit of a
-denied conversation ever reaches the caller, own hits are never starved and
-the conversation ids, whose UTF-16 order differs, come by code point
-(SRC-003, SRC-010, SRC-011, SRC-013).
+After every search each hit must be an event whose text holds the word
+(SRC-001), and the hits must be exactly the model's (own first, then granted
+conversations in code-point order, ``limit`` in all), so no hit of a denied
+conversation ever reaches the caller, own hits are never starved and the
+conversation ids, whose UTF-16 order differs, come by code point (SRC-003,
+SRC-010, SRC-011, SRC-013).
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from convledger.search.store import SearchStore
 from convledger.store import Capability
 from convledger_conformance.registry import CheckFailure, StoreFactory
 from convledger_conformance.runtime.checks_reads import SCAN_CONVERSATIONS
-from convledger_conformance.search.model import expected_hits
+from convledger_conformance.search.model import event_words, expected_hits
 
 CONVERSATIONS = SCAN_CONVERSATIONS
 """Eight ids whose code-point order differs from UTF-16 and locale orders (SRC-003)."""
-WORDS = ("apple", "pear", "plum", "fig")
+WORDS = ("apple", "pear", "plum", "fig", "the", "runs", "running")
+"""The words of the texts and the queries: "the" is a stop word of many text-search
+configurations and "runs"/"running" share a stem, so an engine's language rules show as
+hits without the word, or as missing hits (SRC-001)."""
 
 
 def build_search_machine(factory: StoreFactory) -> type[RuleBasedStateMachine]:
@@ -81,6 +85,12 @@ def build_search_machine(factory: StoreFactory) -> type[RuleBasedStateMachine]:
             for cid, _ in got:
                 if cid != requester and cid not in granted:
                     raise CheckFailure(("SRC-011",), f"a hit of denied {cid!r} reached the caller")
+            for cid, seq in got:
+                events = self.ledgers.get(cid, [])
+                if not 1 <= seq <= len(events) or word not in event_words(events[seq - 1]):
+                    raise CheckFailure(("SRC-001", "SRC-025"),
+                                       f"hit {cid!r} seq {seq} is not an event whose text "
+                                       f"holds {word!r}")
             want = expected_hits(self.ledgers, requester, word, limit, allow, scope)
             if got != want:
                 raise CheckFailure(("SRC-003", "SRC-010", "SRC-013"),

@@ -57,7 +57,11 @@ def fts_string(text: str) -> str:
 
 
 def match_expression(words: tuple[str, ...]) -> str:
-    """SRC-020: every word must occur in the event's text (``body``), in any order."""
+    """SRC-020: every word must occur in the event's text (``body``), in any order.
+
+    SRC-025: each word as an FTS5 string, matched by the ``unicode61`` tokenizer's folding
+    alone (no stemming tokenizer such as ``porter`` is configured, SQL-065).
+    """
     return "body : (" + " AND ".join(fts_string(word) for word in words) + ")"
 
 

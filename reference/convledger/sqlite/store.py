@@ -356,8 +356,7 @@ class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions, FaultSeam):
                     requirement="ARC-010",
                     identity=stored,
                 )
-            # ARC-016: every member as decoded; the payload texts its decoding encoded
-            rows.insert_events(connection, archive.events, archive.payload_texts)
+            rows.insert_events(connection, archive.events, archive.payload_texts)  # ARC-016
             if state is not None:  # TRN-105: the companion's rows, in the same transaction
                 runtime.write_state(connection, state, last_runtime_time(archive.events))
             import_companions(connection, archive, self._settings.clock())
