@@ -241,6 +241,18 @@ def test_wire_round_trip(draft: EventDraft) -> None:
     assert again.ignorable == draft.ignorable
 
 
+@given(drafts(), st.integers(min_value=1, max_value=2**53 - 1))
+def test_from_draft_places_every_field(draft: EventDraft, seq: int) -> None:
+    """LED-002: from_draft (by position) is the envelope named field by field."""
+    placed = Envelope.from_draft(draft, "conv", seq)
+    assert placed == Envelope(
+        schema_version=draft.schema_version, event_id=draft.event_id, conversation_id="conv",
+        seq=seq, kind=draft.kind, occurred_at=draft.occurred_at, payload=draft.payload,
+        ignorable=draft.ignorable,
+    )
+    assert placed.payload is draft.payload
+
+
 @pytest.mark.parametrize(
     ("changes", "requirement"),
     [

@@ -151,3 +151,33 @@ def test_the_seam_binds_the_chosen_joiner() -> None:
     """The store's write path joins words by the implementation ``convledger.codec`` chose."""
     chosen = fast_words.joined_words if codec.CHOSEN == "fast" else words.joined_words
     assert codec.joined_words is chosen
+
+
+# -- the remembered odd pieces: the same set whether a piece is remembered or not ---------------
+
+
+@given(word_texts, word_texts)
+@example(["caf\u00e9 na\u00efve"], ["CAF\u00c9 stra\u00dfe caf\u00e9"])
+@example(["\u03a3\u03a3 \u0130x"], ["\u03a3\u03a3 \u0130x \u00e9" * 50])
+def test_remembered_pieces_equal_clear(first: list[str], second: list[str]) -> None:
+    """PGS-063: a piece holding a non-ASCII byte folds alike the first time (cut by the clear
+    rule, then remembered) and again (looked up), whatever was cut in between; and alike
+    after the memory was emptied."""
+    for texts in (first, second, first, second):
+        assert pieces(fast_words.joined_words(texts)) == words.folded_words(texts)
+    fast_words._ODD_PIECES.clear()
+    assert pieces(fast_words.joined_words(second)) == words.folded_words(second)
+
+
+def test_remembered_pieces_are_bounded() -> None:
+    """The memory of odd pieces never holds more than ODD_PIECES pieces (then it is emptied
+    and fills again); each distinct piece is one entry."""
+    fast_words._ODD_PIECES.clear()
+    many = [f"caf\u00e9{n}" for n in range(fast_words.ODD_PIECES + 10)]
+    for start in range(0, len(many), 100):
+        chunk = many[start:start + 100]
+        assert pieces(fast_words.joined_words(chunk)) == words.folded_words(chunk)
+        assert len(fast_words._ODD_PIECES) <= fast_words.ODD_PIECES
+    assert 0 < len(fast_words._ODD_PIECES) <= fast_words.ODD_PIECES
+    fast_words.joined_words(["caf\u00e9 caf\u00e9 CAF\u00c9"])
+    assert fast_words._ODD_PIECES.get("caf\u00e9".encode()) == (words.fold("caf\u00e9"),)

@@ -50,6 +50,12 @@ the set entry it makes for every piece; this one makes none for ASCII words:
 3. when the marks hold a run of more than ``LONG_WORD`` ``x`` (a substring
    search), the ASCII pieces are folded one by one, which gives a long one its
    digest (a run inside a piece cut out in step 2 only costs this detour).
+
+The folded words of a piece cut out in step 2 are a function of its bytes alone, so they are
+remembered (:data:`_ODD_PIECES`, at most :data:`ODD_PIECES` pieces, then emptied): words
+holding an accent recur in a language (``café``, ``naïve``, ``Straße``), and a remembered
+piece costs one dictionary look-up instead of a decode, the regular expression and
+``unicodedata.normalize`` (~2.5 us of the ~8 us of a 600-byte agent message).
 """
 
 from __future__ import annotations
@@ -125,6 +131,24 @@ def joined_words(texts: Iterable[str]) -> str:
     return text
 
 
+ODD_PIECES = 4096
+"""The most pieces :data:`_ODD_PIECES` remembers before it is emptied."""
+
+_ODD_PIECES: dict[bytes, tuple[str, ...]] = {}
+"""The folded words of a piece holding a non-ASCII byte (as translated by :data:`_JOINING`)."""
+
+
+def _odd_piece_words(piece: bytes) -> tuple[str, ...]:
+    """The folded words of one piece holding a non-ASCII byte, by the clear rule, remembered."""
+    found = _ODD_PIECES.get(piece)
+    if found is None:
+        found = tuple(map(fold, WORD.findall(piece.decode("utf-8", "surrogatepass"))))
+        if len(_ODD_PIECES) >= ODD_PIECES:
+            _ODD_PIECES.clear()
+        _ODD_PIECES[piece] = found
+    return found
+
+
 def _cut_odd_pieces(data: bytes, classes: bytes) -> tuple[bytes, set[str]]:
     """The ASCII pieces of ``data`` (separated as they were) and the folded words of the others;
     ``classes`` is ``data`` translated by :data:`_CLASSES`."""
@@ -138,7 +162,7 @@ def _cut_odd_pieces(data: bytes, classes: bytes) -> tuple[bytes, set[str]]:
         end = data.find(_BREAK, at)
         if end < 0:
             end = len(data)
-        found.update(map(fold, WORD.findall(data[start:end].decode("utf-8", "surrogatepass"))))
+        found.update(_odd_piece_words(data[start:end]))
         at = classes.find(0x80, end)
     kept.append(data[end:])
     return b"".join(kept), found

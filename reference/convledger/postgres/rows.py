@@ -36,8 +36,10 @@ READ_WINDOW = (
 READ_HEAD = "SELECT seq FROM events WHERE conversation_id = %s ORDER BY seq DESC LIMIT 1"
 """LED-012: the last seq of one conversation (``events_pkey``, backward)."""
 
-FIND_EVENT_IDS = "SELECT event_id FROM events WHERE event_id = ANY(%s) LIMIT 1"
-"""LED-003: one of these eventIds stored anywhere (index ``events_event_id_key``)."""
+FIND_EVENT_IDS = "SELECT event_id FROM events WHERE event_id = ANY(%b) LIMIT 1"
+"""LED-003: one of these eventIds stored anywhere (index ``events_event_id_key``). The array
+travels in binary (``%b``): psycopg writes a text ``bytea[]`` escaping every byte of every
+item (~5 us per eventId, ~0.45 ms for a batch of 100), a binary one copies them."""
 
 EXPORT_EVENTS = f"SELECT {COLUMNS} FROM events WHERE conversation_id = %s ORDER BY seq"
 """ARC-001: every event of one conversation, in seq order (``events_pkey``)."""
