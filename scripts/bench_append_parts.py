@@ -76,6 +76,8 @@ from convledger_bench.workloads import (
 )
 
 SIZE = 1000
+FIND_EVENT_ID = "SELECT 1 FROM events WHERE event_id = ?"
+"""The eventId probe main ran at c05251d, one per event (now ``rows.FIND_EVENT_IDS``)."""
 CLOCK: list[Callable[[], float]] = [time.perf_counter]
 """The clock of every part (``--clock``): ``wall`` (perf_counter, with the fsync's wait and
 whatever the machine's load adds) or ``cpu`` (this thread's CPU time, ``time.thread_time``:
@@ -160,7 +162,7 @@ def replay_call(
             started = _clock(timings, "SELECT head", started)
         if probe and not fused:
             for row in stored:
-                connection.execute(rows.FIND_EVENT_ID, (row[2],)).fetchone()
+                connection.execute(FIND_EVENT_ID, (row[2],)).fetchone()
             started = _clock(timings, "SELECT eventId (probe)", started)
         if fts and not fused:
             first = int(connection.execute(rows.NEXT_SEARCH_ROWID).fetchone()[0])
