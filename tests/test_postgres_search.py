@@ -223,6 +223,10 @@ def test_inspect_export_import_take_a_dsn(
         assert run_cli("import", pg_dsn, str(archive), "--schema", target)[0] == 0
         facts = json.loads(run_cli("inspect", pg_dsn, "--schema", target, "--json")[1])
         assert facts["schemaVersion"] == 2 and facts["problems"] == []
+        assert facts["latestVersion"] == 2  # PostgreSQL's (PGS-002), not SQLite's
+        text = run_cli("inspect", pg_dsn, "--schema", target)[1]
+        # regression: the text said "migrates to 4", SQLite's latest version
+        assert "schema version: 2 (current)" in text.splitlines(), text
         assert facts["conversations"] == [{"conversationId": "c\x00", "events": 2, "headSeq": 2}]
         missing = f"convledger_cli_{uuid.uuid4().hex}"
         refused = run_cli("export", pg_dsn, "c", "--schema", missing)

@@ -129,7 +129,8 @@ def _conversations(connection: sqlite3.Connection, version: int | None) -> list[
 def describe(facts: dict[str, object]) -> list[str]:
     """The text report, one fact per line."""
     version = facts["schemaVersion"]
-    latest = schema.LATEST_VERSION
+    latest = facts["latestVersion"]  # the engine's: SQLite's (SQL-002) or PostgreSQL's (PGS-002)
+    assert isinstance(latest, int)
     note = "" if not isinstance(version, int) or version > latest else (
         " (current)" if version == latest
         else f" (migrates to {latest} when opened for writing)")

@@ -101,5 +101,6 @@ def inspect_schema(dsn: str, schema: str) -> dict[str, object]:
                 ]
         finally:
             connection.execute("ROLLBACK")
-    facts.update(schemaVersion=version, problems=problems, conversations=conversations)
+    facts.update(schemaVersion=version, latestVersion=objects.LATEST_VERSION, problems=problems,
+                 conversations=conversations)
     return facts
