@@ -87,6 +87,48 @@ def check_words_match_exactly(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
+@check("SRC-004", capability=SRC)
+def check_every_event_is_indexed(ctx: CheckContext) -> None:
+    """SRC-004: every event of every conversation is found, whatever batch wrote it."""
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, SRC)
+        written = 0
+        for size in (1, 7, 32, 1, 40, 3):  # across any batch or pending bound a store keeps
+            for cid in ("a", "b\x00"):
+                say(store, cid, *[f"common word{written + n}" for n in range(size)])
+            written += size
+        for cid in ("a", "b\x00"):
+            for number in range(0, written, 7):
+                got = pairs(store.search(cid, f"word{number}"))
+                if got != [(cid, number + 1)]:
+                    fail("SRC-004", f"word{number} of {cid!r} answers {got}, want seq {number + 1}")
+            if len(store.search(cid, "common", limit=100)) != min(written, 100):
+                fail("SRC-004", f"{cid!r}: not every one of its {written} events is found")
+
+    run_once(ctx, body)
+
+
+@check("SRC-004", "SRC-001", capability=SRC, also=(Capability.PURGE,))
+def check_purged_conversations_answer_nothing(ctx: CheckContext) -> None:
+    """SRC-004: a purged conversation has no hit, asked by itself, in a scope or by a grant."""
+
+    def body(given: LedgerStore) -> None:
+        store = require(given, SRC)
+        say(store, "gone", "vanishing words", "vanishing again")
+        say(store, "kept", "vanishing too")
+        require(given, Capability.PURGE).purge("gone")
+        for requester, scope in (("gone", None), ("kept", ["gone"]), ("kept", None)):
+            found = pairs(store.search(requester, "vanishing", scope=scope,
+                                       authorize=lambda _: True))
+            if [pair for pair in found if pair[0] == "gone"]:
+                fail("SRC-004", f"a purged conversation still answers {found}")
+            if requester == "kept" and ("kept", 1) not in found:
+                fail("SRC-001", f"the conversation beside a purged one answers {found}")
+
+    run_once(ctx, body)
+
+
 @check("SRC-011", "SRC-003", capability=SRC)
 def check_search_others_only_when_authorized(ctx: CheckContext) -> None:
     """SRC-011: another conversation's hits appear only when the callback returns True."""
