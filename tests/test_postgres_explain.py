@@ -40,6 +40,7 @@ LEDGER_PARAMETERS: dict[str, tuple[Any, ...]] = {
     "read_window": (CID, 10, 120, 101),
     "head": (CID,),
     "find_event_ids": ([b"c-7-5", b"nowhere"],),
+    "append_state": (CID, CID, [b"c-7-5", b"nowhere"]),
     "export": (CID,),
     "select_for_update": (CID,),
 }
@@ -49,6 +50,7 @@ RUNTIME_PARAMETERS: dict[str, tuple[Any, ...]] = {
     "admission_of_input": (CID, b"in1"),
     "message": (CID, b"m1"),
     "run_answered_by": (CID, b"a1"),
+    "message_in_use": (CID, b"m1", CID, b"m1", CID, b"m1"),
     "active_messages": (CID, 1, 5),
     "recoverable_after": (b"", 0, 100),
 }

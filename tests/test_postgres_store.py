@@ -30,6 +30,7 @@ from convledger.postgres import (  # noqa: E402 - after the skip without psycopg
     drop_schema,
     opening,
     rows,
+    runtime_view,
     schema,
     schema_store_factory,
     transaction,
@@ -266,6 +267,64 @@ def test_exports_and_snapshots_read_in_one_read_only_snapshot(
     connection.execute = recording  # type: ignore[method-assign]
     store.export_conversation("c")
     assert seen[0] == "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" and seen[-1] == "COMMIT"
+
+
+def test_a_transition_and_an_append_read_in_as_few_round_trips_as_they_decide(
+    make: Callable[..., PostgresStore],
+) -> None:
+    """PGS-040, PGS-041: after the lock, a transition reads the tombstone and the head in one
+    statement, decides its swap from that row and proves it by the row the write gives back;
+    TRN-022's lookups are one statement per id, both ordinals one; the append reads tombstone,
+    head and stored eventIds in one statement."""
+    store = make()
+    seen: list[str] = []
+    connection = store._connection
+    original = connection.execute
+
+    def recording(query: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(query))
+        return original(query, *args, **kwargs)
+
+    connection.execute = recording  # type: ignore[method-assign]
+    store.transition("c", Accept("k1", "in1", "r1", "a1", {"text": "hi"}), event_id="t1",
+                     occurred_at=STAMP)
+    reads = runtime_view.RUNTIME_READS
+    assert seen.count(reads["opening"]) == 1
+    for single in ("purged", "head", "head_version", "message", "admission_of_input",
+                   "run_answered_by"):
+        assert reads[single] not in seen, single
+    assert seen.count(reads["message_in_use"]) == 2  # inputId, assistantMessageId
+    assert seen.count(reads["last_ordinals"]) == 1
+    assert seen.count(rows.APPEND_STATE) == 1
+    assert rows.READ_HEAD not in seen and rows.FIND_EVENT_IDS not in seen
+    seen.clear()
+    store.append("c", [draft("e1")])
+    assert seen.count(rows.APPEND_STATE) == 1 and reads["purged"] not in seen
+    assert store.load_run("c", "r1") is not None and store.head("c") == 2
+
+
+def test_message_in_use_answers_as_its_three_lookups(make: Callable[..., PostgresStore]) -> None:
+    """TRN-022 on PostgreSQL: ``MESSAGE_IN_USE`` answers as the definition's three lookups and
+    as the in-memory state, for ids taken each way."""
+    from convledger.memory import MemoryStore
+    from convledger.runtime.view import message_in_use
+    from test_runtime_rules import Driver
+    from test_sqlite_runtime import scenario
+
+    store = make()
+    memory, postgres = Driver(MemoryStore()), Driver(store)  # type: ignore[arg-type]
+    for _, step in scenario():
+        step(memory), step(postgres)
+    state = memory.store._runtime["c1"]
+    ids = [f"{prefix}{n}" for prefix in ("in", "a", "r", "k") for n in range(1, 9)]
+    ids += ["s1", "nobody", "IN1", "in1 "]
+    with raw(store) as connection:
+        view = runtime_view.PgRuntimeView(connection, "c1")
+        answers = {i: view.message_in_use(i) for i in ids}
+        assert answers == {i: message_in_use(view, i) for i in ids}
+    assert answers == {i: state.message_in_use(i) for i in ids}
+    assert {i for i, taken in answers.items() if taken} >= {"in1", "a1", "s1"}
+    assert sum(answers.values()) < len(ids) - 4
 
 
 def test_an_import_is_all_or_nothing(make: Callable[..., PostgresStore]) -> None:

@@ -42,11 +42,11 @@ from convledger.runtime import (
 )
 from convledger.runtime.operations import PurgeOutcome, RecoveryCursor, recovery_order
 from convledger.runtime.records import Head
-from convledger.runtime.view import HeadWrite
+from convledger.runtime.view import HeadWrite, message_in_use
 from convledger.sqlite import SqliteStore
 from convledger.sqlite import runtime as sql_runtime
 from convledger.sqlite.fixtures import query_plan, write_v1_database
-from convledger.sqlite.runtime_view import RUNTIME_READS
+from convledger.sqlite.runtime_view import RUNTIME_READS, SqlRuntimeView
 from test_runtime_rules import Driver
 
 AT = "2026-11-29T10:00:00Z"
@@ -171,6 +171,26 @@ def test_every_transition_answers_as_the_memory_store(store: SqliteStore) -> Non
         statuses.append(got.status)
     assert Status.DUPLICATE in statuses
     assert store.export_conversation("c1") == memory.store.export_conversation("c1")
+
+
+def test_message_in_use_answers_as_its_three_lookups(store: SqliteStore) -> None:
+    """TRN-022: the one statement of ``message_in_use`` answers as the definition's three
+    lookups (a message, an admitted input, a run's answer) and as the in-memory state, for ids
+    taken each way (an input still queued has no message yet, a queued run's answer neither)."""
+    memory = Driver(MemoryStore())
+    sqlite = Driver(store)  # type: ignore[arg-type]
+    for _, step in scenario():
+        step(memory), step(sqlite)
+    state = memory.store._runtime["c1"]
+    ids = [f"{prefix}{n}" for prefix in ("in", "a", "r", "k") for n in range(1, 9)]
+    ids += ["s1", "nobody", "IN1", "in1 "]
+    with store._transaction("test", write=False) as connection:
+        view = SqlRuntimeView(connection, "c1")
+        answers = {i: view.message_in_use(i) for i in ids}
+        assert answers == {i: message_in_use(view, i) for i in ids}
+    assert answers == {i: state.message_in_use(i) for i in ids}
+    assert {i for i, taken in answers.items() if taken} >= {"in1", "a1", "s1"}
+    assert sum(answers.values()) < len(ids) - 4
 
 
 def test_conflict_not_found_and_refusals_write_nothing(store: SqliteStore, path: Path) -> None:
@@ -313,11 +333,16 @@ def test_expression_and_partial_indexes_are_used(store: SqliteStore) -> None:
         "first_active_message": "messages_active",
         "active_messages": "messages_active",
         "history": "messages_active",
-        "last_admission_ordinal": "admissions_by_ordinal",
+        "last_ordinals": "admissions_by_ordinal",
+        "message_in_use": "runs_by_assistant",
     }
     for name, index in expected.items():
         plan = query_plan(store._connection, RUNTIME_READS[name])
         assert any(f"INDEX {index}" in line for line in plan), (name, plan)
+    # the one statement of TRN-022's three lookups searches all three indexes
+    plan = query_plan(store._connection, RUNTIME_READS["message_in_use"])
+    for index in ("messages_by_id", "admissions_by_input", "runs_by_assistant"):
+        assert any(index in line for line in plan), (index, plan)
 
 
 def test_scan_recoverable_pages_in_code_point_order(store: SqliteStore) -> None:
@@ -642,10 +667,11 @@ def test_stored_records_decode_strictly_unless_canonical(store: SqliteStore, pat
 
 
 def test_a_transition_reads_the_tombstone_and_the_head_once(path: Path) -> None:
-    """SQL-052, SQL-053: an applied transition reads the tombstone once before it decides (the
-    append's read asks it again in the same statement as the head), decides its swap from the
-    heads row its view read, and proves it by the row the write gives back: no second read of
-    ``heads`` and no eventId lookup."""
+    """SQL-052, SQL-053: an applied transition reads the tombstone and the head in its first
+    statement (the append's read asks the tombstone again in the same statement as the ledger's
+    head), decides its swap from that heads row, and proves it by the row the write gives back:
+    no second read of ``heads``, no eventId lookup, TRN-022's lookups one statement per id and
+    both ordinals one statement."""
     log: list[str] = []
 
     class Counting(sqlite3.Connection):
@@ -657,9 +683,13 @@ def test_a_transition_reads_the_tombstone_and_the_head_once(path: Path) -> None:
     try:
         log.clear()
         Driver(store, "c1").accept(1)  # type: ignore[arg-type]
-        assert log.count(RUNTIME_READS["purged"]) == 1
-        assert log.count(RUNTIME_READS["head_version"]) == 1
+        assert log.count(RUNTIME_READS["opening"]) == 1
+        assert RUNTIME_READS["purged"] not in log
+        assert RUNTIME_READS["head_version"] not in log
         assert RUNTIME_READS["head"] not in log
+        assert log.count(RUNTIME_READS["message_in_use"]) == 2  # inputId, assistantMessageId
+        assert RUNTIME_READS["message"] not in log
+        assert log.count(RUNTIME_READS["last_ordinals"]) == 1
         assert not [sql for sql in log if sql.startswith("SELECT 1 FROM events")]
     finally:
         store.close()

@@ -41,6 +41,15 @@ FIND_EVENT_IDS = "SELECT event_id FROM events WHERE event_id = ANY(%b) LIMIT 1"
 travels in binary (``%b``): psycopg writes a text ``bytea[]`` escaping every byte of every
 item (~5 us per eventId, ~0.45 ms for a batch of 100), a binary one copies them."""
 
+APPEND_STATE = (
+    "SELECT EXISTS (SELECT 1 FROM purged WHERE conversation_id = %s),"
+    " (SELECT seq FROM events WHERE conversation_id = %s ORDER BY seq DESC LIMIT 1),"
+    " (SELECT event_id FROM events WHERE event_id = ANY(%b) LIMIT 1)"
+)
+"""PGS-041, LED-005, LED-003: an append's reads after its lock in one round trip: the
+tombstone, the head (as :data:`READ_HEAD`) and one eventId already stored (as
+:data:`FIND_EVENT_IDS`)."""
+
 EXPORT_EVENTS = f"SELECT {COLUMNS} FROM events WHERE conversation_id = %s ORDER BY seq"
 """ARC-001: every event of one conversation, in seq order (``events_pkey``)."""
 
@@ -65,6 +74,7 @@ LEDGER_READS = {
     "read_window": READ_WINDOW,
     "head": READ_HEAD,
     "find_event_ids": FIND_EVENT_IDS,
+    "append_state": APPEND_STATE,
     "export": EXPORT_EVENTS,
     "select_for_update": SELECT_FOR_UPDATE,
 }
@@ -137,15 +147,38 @@ def envelope_of_stored(row: StoredRow) -> Envelope:
 
 
 def lock_conversation(connection: Connection, conversation_id: str) -> bool:
-    """PGS-010: the conversation's row, locked FOR UPDATE; False if a purge removed it meanwhile."""
-    connection.execute(LOCK_CONVERSATION, (key(conversation_id),))
-    return connection.execute(SELECT_FOR_UPDATE, (key(conversation_id),)).fetchone() is not None
+    """PGS-010: the conversation's row, locked FOR UPDATE; False if a purge removed it meanwhile.
+
+    The row of a conversation that was written before exists: one statement locks it. Only
+    when it finds none (a new conversation, or a purge deleted the row while this waited) is
+    the row made, and then locked.
+    """
+    cid = key(conversation_id)
+    if connection.execute(SELECT_FOR_UPDATE, (cid,)).fetchone() is not None:
+        return True
+    connection.execute(LOCK_CONVERSATION, (cid,))
+    return connection.execute(SELECT_FOR_UPDATE, (cid,)).fetchone() is not None
 
 
 def head_of(connection: Connection, conversation_id: str) -> int:
     """LED-012 on an open connection: the last seq, 0 when there is none."""
     found = connection.execute(READ_HEAD, (key(conversation_id),)).fetchone()
     return 0 if found is None else int(found[0])
+
+
+def append_state(
+    connection: Connection, conversation_id: str, event_ids: Iterable[str]
+) -> tuple[bool, int, str | None]:
+    """Tombstone, head and one of ``event_ids`` stored anywhere, in one statement (APPEND_STATE)."""
+    cid = key(conversation_id)
+    found = connection.execute(
+        APPEND_STATE, (cid, cid, [key(event_id) for event_id in event_ids])
+    ).fetchone()
+    assert found is not None  # one row of three subqueries
+    purged, head, stored = found
+    return bool(purged), 0 if head is None else int(head), (
+        None if stored is None else text_of(stored)
+    )
 
 
 def first_stored_event_id(connection: Connection, event_ids: Iterable[str]) -> str | None:

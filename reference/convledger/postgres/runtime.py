@@ -78,14 +78,13 @@ def transit(
     probe: FaultProbe,
 ) -> Outcome:
     """PGS-040: decide and, when applied, write every row and the event, in this transaction."""
-    refuse_purged(connection, conversation_id)
-    decision = decide(
-        PgRuntimeView(connection, conversation_id), conversation_id, transition, draft.occurred_at
-    )
+    view = PgRuntimeView.opened(connection, conversation_id)  # PGS-041: refuses a tombstone
+    decision = decide(view, conversation_id, transition, draft.occurred_at)
     if decision.status is not Status.APPLIED:
         return Outcome.of(decision)  # TRN-004: nothing written
     assert decision.head_write is not None
-    swap_head(connection, decision.head_write, draft.occurred_at)
+    # PGS-040: the swap is decided from the heads row the view read in this transaction.
+    swap_head(connection, decision.head_write, draft.occurred_at, read=view.head_read)
     probe("head")
     for record in decision.writes:
         write_record(connection, record)
@@ -100,11 +99,27 @@ def _stored_head(connection: Connection, conversation_id: str) -> tuple[int, str
     return None if found is None else (int(found[0]), str(found[1]))
 
 
-def swap_head(connection: Connection, write: HeadWrite, updated_at: str) -> None:
-    """TRN-003, PGS-040: move the head from ``write.expected``, proven by re-reading its row."""
+def swap_head(
+    connection: Connection,
+    write: HeadWrite,
+    updated_at: str,
+    *,
+    read: tuple[int | None] | None = None,
+) -> None:
+    """TRN-003, PGS-040: move the head from ``write.expected``, proven by the row it wrote.
+
+    ``read`` is what the caller read of the ``heads`` row in this transaction
+    (:attr:`PgRuntimeView.head_read`: its version, or ``(None,)`` for no row);
+    without it the row is read here. The insert or update gives back the row as
+    written (``RETURNING``): an update that found no row at the expected
+    version gives back nothing and is refused, never decided from a row count.
+    """
     conversation_id = write.head.conversation_id
-    before = _stored_head(connection, conversation_id)
-    current = 0 if before is None else before[0]
+    if read is None:
+        before = _stored_head(connection, conversation_id)
+        read = (None if before is None else before[0],)
+    version = read[0]
+    current = 0 if version is None else version
     if current != write.expected:
         raise ConflictError(
             f"head version is {current}, expected {write.expected}",
@@ -112,12 +127,14 @@ def swap_head(connection: Connection, write: HeadWrite, updated_at: str) -> None
             actual=current,
         )
     row = sql.head_row(write.head, updated_at)
-    if before is None:
-        connection.execute(sql.INSERT_HEAD, row)
+    if version is None:
+        written = connection.execute(sql.INSERT_HEAD, row).fetchall()
     else:
-        connection.execute(sql.UPDATE_HEAD, (row[1], row[2], row[3], row[0], write.expected))
-    after = _stored_head(connection, conversation_id)
-    if after != (row[1], row[3]):
+        written = connection.execute(
+            sql.UPDATE_HEAD, (row[1], row[2], row[3], row[0], write.expected)
+        ).fetchall()
+    if [tuple(found) for found in written] != [(row[1], row[3])]:
+        after = _stored_head(connection, conversation_id)
         actual = 0 if after is None else after[0]
         raise ConflictError(
             f"the head of {conversation_id!r} did not move to {row[1]}",

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from convledger import canonical, codec
-from convledger.errors import IntegrityError, LedgerError
+from convledger.errors import IntegrityError, LedgerError, PurgedError
 from convledger.postgres.rows import key
 from convledger.runtime.records import Admission, Head, Message, Run
 from convledger.runtime.state import RuntimeState
@@ -33,28 +33,39 @@ _OWNED = "state IN ('running', 'interrupt_requested')"
 
 HEAD = "SELECT record FROM heads WHERE conversation_id = %s"
 HEAD_VERSION = "SELECT version, record FROM heads WHERE conversation_id = %s"
+OPENING = (
+    "SELECT EXISTS (SELECT 1 FROM purged WHERE conversation_id = %s), version, record"
+    " FROM (VALUES (1)) AS one LEFT JOIN heads ON conversation_id = %s"
+)
+"""A transition's first read after its lock (PGS-040, PGS-041): tombstone and head at once."""
 RUN = "SELECT record FROM runs WHERE conversation_id = %s AND run_id = %s"
 ACTIVE_RUNS = f"SELECT record FROM runs WHERE conversation_id = %s AND {_ACTIVE} ORDER BY ordinal"
-LAST_RUN_ORDINAL = (
-    "SELECT ordinal FROM runs WHERE conversation_id = %s ORDER BY ordinal DESC LIMIT 1"
-)
 ADMISSION = "SELECT record FROM admissions WHERE conversation_id = %s AND idempotency_key = %s"
 ADMISSION_OF_INPUT = (
     "SELECT record FROM admissions WHERE conversation_id = %s AND input_id = %s LIMIT 1"
 )
-LAST_ADMISSION_ORDINAL = (
-    "SELECT ordinal FROM admissions WHERE conversation_id = %s ORDER BY ordinal DESC LIMIT 1"
+LAST_ORDINALS = (
+    "SELECT (SELECT ordinal FROM runs WHERE conversation_id = %s ORDER BY ordinal DESC LIMIT 1),"
+    " (SELECT ordinal FROM admissions WHERE conversation_id = %s"
+    " ORDER BY ordinal DESC LIMIT 1)"
 )
+"""Both highest ordinals (``runs_by_ordinal``, ``admissions_by_ordinal``, backward)."""
 MESSAGE = "SELECT record FROM messages WHERE conversation_id = %s AND message_id = %s"
 RUN_ANSWERED_BY = (
     "SELECT record FROM runs WHERE conversation_id = %s AND assistant_message_id = %s LIMIT 1"
 )
-FIRST_POSITION = (
-    "SELECT position FROM messages WHERE conversation_id = %s ORDER BY position LIMIT 1"
+MESSAGE_IN_USE = (
+    "SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = %s AND message_id = %s)"
+    " OR EXISTS (SELECT 1 FROM admissions WHERE conversation_id = %s AND input_id = %s)"
+    " OR EXISTS (SELECT 1 FROM runs WHERE conversation_id = %s AND assistant_message_id = %s)"
 )
-LAST_POSITION = (
-    "SELECT position FROM messages WHERE conversation_id = %s ORDER BY position DESC LIMIT 1"
+"""TRN-022's three lookups (MESSAGE, ADMISSION_OF_INPUT, RUN_ANSWERED_BY) in one statement."""
+POSITION_BOUNDS = (
+    "SELECT (SELECT position FROM messages WHERE conversation_id = %s"
+    " ORDER BY position LIMIT 1),"
+    " (SELECT position FROM messages WHERE conversation_id = %s ORDER BY position DESC LIMIT 1)"
 )
+"""The lowest and highest position ever used (``messages`` primary key, both ends)."""
 FIRST_ACTIVE_MESSAGE = (
     "SELECT record FROM messages WHERE conversation_id = %s AND active"
     " ORDER BY position LIMIT 1"
@@ -73,16 +84,16 @@ PURGED = "SELECT 1 FROM purged WHERE conversation_id = %s"
 RUNTIME_READS = {
     "head": HEAD,
     "head_version": HEAD_VERSION,
+    "opening": OPENING,
     "run": RUN,
     "active_runs": ACTIVE_RUNS,
-    "last_run_ordinal": LAST_RUN_ORDINAL,
     "admission": ADMISSION,
     "admission_of_input": ADMISSION_OF_INPUT,
-    "last_admission_ordinal": LAST_ADMISSION_ORDINAL,
+    "last_ordinals": LAST_ORDINALS,
     "message": MESSAGE,
     "run_answered_by": RUN_ANSWERED_BY,
-    "first_position": FIRST_POSITION,
-    "last_position": LAST_POSITION,
+    "message_in_use": MESSAGE_IN_USE,
+    "position_bounds": POSITION_BOUNDS,
     "first_active_message": FIRST_ACTIVE_MESSAGE,
     "active_messages": ACTIVE_MESSAGES,
     "history": HISTORY,
@@ -103,10 +114,13 @@ EXPORT_READS = {
 
 INSERT_HEAD = (
     "INSERT INTO heads (conversation_id, version, updated_at, record) VALUES (%s, %s, %s, %s)"
+    " RETURNING version, record"
 )
+"""PGS-040: the head's writes give back the row as written (``RETURNING``), which proves the
+compare-and-swap without reading the row again and without a row count."""
 UPDATE_HEAD = (
     "UPDATE heads SET version = %s, updated_at = %s, record = %s"
-    " WHERE conversation_id = %s AND version = %s"
+    " WHERE conversation_id = %s AND version = %s RETURNING version, record"
 )
 UPSERT_RUN = (
     "INSERT INTO runs (conversation_id, run_id, ordinal, state, assistant_message_id,"
@@ -179,12 +193,51 @@ class PgRuntimeView:
     """:class:`~convledger.runtime.view.RuntimeView` over one conversation's rows (PGS-043).
 
     It runs on the connection of a transaction its caller holds; it never
-    writes and never reads ``events``.
+    writes and never reads ``events``. It is read before any write of that
+    transaction, so what it has read once stays true while it is used: the
+    head (after :meth:`opened`) and both highest ordinals are read once.
     """
 
     def __init__(self, connection: Connection, conversation_id: str) -> None:
         self._connection = connection
         self._key = key(conversation_id)
+        self.head_read: tuple[int | None] | None = None
+        """After :meth:`opened`: the ``version`` of the ``heads`` row read in the caller's
+        transaction, or ``(None,)`` for no row; the compare-and-swap is decided from it
+        (PGS-040) without a second read. None when the view did not read it."""
+        self._head: Head | None = None
+        self._ordinals: tuple[int, int] | None = None
+
+    @classmethod
+    def opened(cls, connection: Connection, conversation_id: str) -> PgRuntimeView:
+        """The view of a transition: the tombstone and the head read in one statement.
+
+        Its caller holds the conversation's lock (PGS-010); refuses with kind
+        ``purged`` when the conversation has a tombstone (PGS-041, TRN-092).
+        """
+        view = cls(connection, conversation_id)
+        found = connection.execute(OPENING, (view._key, view._key)).fetchone()
+        assert found is not None  # one row, always: the VALUES row the head is joined to
+        purged, version, record = found
+        if purged:
+            raise PurgedError(
+                f"conversation {conversation_id!r} was purged",
+                requirement="TRN-092",
+                conversation_id=conversation_id,
+            )
+        if version is None:
+            view.head_read = (None,)
+        else:
+            view.head_read = (int(version),)
+            view._head = parse_record(record, Head.from_json, "runtime row")
+        return view
+
+    def _last_ordinals(self) -> tuple[int, int]:
+        if self._ordinals is None:
+            found = self._connection.execute(LAST_ORDINALS, (self._key, self._key)).fetchone()
+            assert found is not None  # one row of two subqueries
+            self._ordinals = (int(found[0] or 0), int(found[1] or 0))
+        return self._ordinals
 
     def _one(self, sql: str, parse: Callable[[object], _R], *args: object) -> _R | None:
         found = self._connection.execute(sql, (self._key, *args)).fetchone()
@@ -194,12 +247,10 @@ class PgRuntimeView:
         found = self._connection.execute(sql, (self._key, *args)).fetchall()
         return [parse_record(row[0], parse, "runtime row") for row in found]
 
-    def _number(self, sql: str) -> int | None:
-        found = self._connection.execute(sql, (self._key,)).fetchone()
-        return None if found is None or found[0] is None else int(found[0])
-
     def head(self) -> Head | None:
         """The head, or None before the first applied transition."""
+        if self.head_read is not None:
+            return self._head
         return self._one(HEAD, Head.from_json)
 
     def run(self, run_id: str) -> Run | None:
@@ -212,7 +263,7 @@ class PgRuntimeView:
 
     def last_run_ordinal(self) -> int:
         """The highest run ordinal (index ``runs_by_ordinal``, backward)."""
-        return self._number(LAST_RUN_ORDINAL) or 0
+        return self._last_ordinals()[0]
 
     def admission(self, idempotency_key: str) -> Admission | None:
         """The admission made under ``idempotency_key`` (primary key)."""
@@ -224,7 +275,7 @@ class PgRuntimeView:
 
     def last_admission_ordinal(self) -> int:
         """The highest admission ordinal (index ``admissions_by_ordinal``, backward)."""
-        return self._number(LAST_ADMISSION_ORDINAL) or 0
+        return self._last_ordinals()[1]
 
     def message(self, message_id: str) -> Message | None:
         """The message with ``message_id``, active or not (index ``messages_by_id``)."""
@@ -234,11 +285,20 @@ class PgRuntimeView:
         """The run whose assistantMessageId is ``message_id`` (index ``runs_by_assistant``)."""
         return self._one(RUN_ANSWERED_BY, Run.from_json, key(message_id))
 
+    def message_in_use(self, message_id: str) -> bool:
+        """TRN-022's three lookups in one statement (:data:`MESSAGE_IN_USE`)."""
+        wanted = key(message_id)
+        found = self._connection.execute(
+            MESSAGE_IN_USE, (self._key, wanted, self._key, wanted, self._key, wanted)
+        ).fetchone()
+        return found is not None and bool(found[0])
+
     def position_bounds(self) -> tuple[int, int] | None:
-        """The lowest and highest position ever used (two primary-key probes)."""
-        first = self._number(FIRST_POSITION)
-        last = self._number(LAST_POSITION)
-        return None if first is None or last is None else (first, last)
+        """The lowest and highest position ever used (two primary-key probes, one statement)."""
+        found = self._connection.execute(POSITION_BOUNDS, (self._key, self._key)).fetchone()
+        if found is None or found[0] is None or found[1] is None:
+            return None
+        return int(found[0]), int(found[1])
 
     def first_active_message(self) -> Message | None:
         """The active message with the lowest position (index ``messages_active``)."""

@@ -330,12 +330,15 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions, FaultSeam):
         def body(connection: Connection) -> None:
             # PGS-032, ARC-013: one transaction into an empty log; a refusal rolls all of it back.
             transaction.lock(connection, (cid,))
-            runtime.refuse_purged(connection, cid)  # PGS-041
-            head = rows.head_of(connection, cid)
+            # PGS-041, ARC-009, ARC-010: tombstone, head and stored eventIds in one statement
+            purged, head, stored = rows.append_state(
+                connection, cid, (e.event_id for e in archive.events)
+            )
+            if purged:
+                runtime.refuse_purged(connection, cid)  # raises, naming TRN-092
             if head:
                 raise ConflictError(f"conversation {cid!r} already has {head} events",
                                     requirement="ARC-009", actual=head)
-            stored = rows.first_stored_event_id(connection, (e.event_id for e in archive.events))
             if stored is not None:
                 raise DuplicateError(f"eventId {stored!r} already exists in this store",
                                      requirement="ARC-010", identity=stored)

@@ -63,20 +63,23 @@ def append_checked(
 ) -> tuple[Envelope, ...]:
     """LED-002 .. LED-005 inside a write transaction that holds the conversation's lock.
 
-    The tombstone is read first (PGS-041); the head is read after the lock was
-    granted, so it is the head every earlier writer committed (PGS-010).
+    The tombstone (PGS-041), the head and the eventIds already stored are read
+    in one statement after the lock was granted, so the head is the one every
+    earlier writer committed (PGS-010); they are refused in that order.
     Drafts from ``validated_batch`` carry their payloads' canonical text, which is written
     as it is (``batch.detached_payloads``, ``rows.insert_placed``).
     """
-    runtime.refuse_purged(connection, conversation_id)
-    head = rows.head_of(connection, conversation_id)
+    purged, head, stored = rows.append_state(
+        connection, conversation_id, (draft.event_id for draft in drafts)
+    )
+    if purged:
+        runtime.refuse_purged(connection, conversation_id)  # raises, naming TRN-092
     if expected_head is not None and expected_head != head:
         raise ConflictError(
             f"expected head {expected_head}, the ledger is at {head}",
             requirement="LED-005",
             actual=head,  # ERR-005: the head the store actually holds
         )
-    stored = rows.first_stored_event_id(connection, (draft.event_id for draft in drafts))
     if stored is not None:
         raise DuplicateError(
             f"eventId {stored!r} already exists", requirement="LED-003", identity=stored

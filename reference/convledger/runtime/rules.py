@@ -138,17 +138,8 @@ def _refuse_identities(view: RuntimeView, accept: Accept) -> None:
         ("input_id", accept.input_id),
         ("assistant_message_id", accept.assistant_message_id),
     ):
-        if message_in_use(view, message_id):
+        if view.message_in_use(message_id):
             raise _identity(field, f"message id {message_id!r} is already in use")
-
-
-def message_in_use(view: RuntimeView, message_id: str) -> bool:
-    """True when ``message_id`` names a message, an admitted input or a run's answer."""
-    return (
-        view.message(message_id) is not None
-        or view.admission_of_input(message_id) is not None
-        or view.run_answered_by(message_id) is not None
-    )
 
 
 def _identity(field: str, why: str) -> InvalidInputError:
@@ -362,7 +353,7 @@ def _compact(view: RuntimeView, head: Head, compact: Compact, at: str) -> Decisi
     active_runs = {run.run_id for run in view.active_runs()}
     if any(message.run_id in active_runs for message in covered):
         raise _range("last_message_id", "a message of an active run cannot be compacted")
-    if message_in_use(view, compact.summary_message_id):
+    if view.message_in_use(compact.summary_message_id):
         raise InvalidInputError(
             "the summary needs an unused message id",
             requirement="TRN-073",

@@ -27,7 +27,7 @@ from convledger.errors import ConflictError, IntegrityError, LedgerError
 from convledger.runtime.records import Admission, Head, Message, MessageStatus, Run
 from convledger.runtime.rules import decide
 from convledger.runtime.transitions import parse_recorded
-from convledger.runtime.view import Decision, HeadWrite, Status
+from convledger.runtime.view import Decision, HeadWrite, Status, message_in_use
 
 BASELINE_KIND = "runtime/baseline"
 TRANSITION_KIND = "runtime/transition"
@@ -84,6 +84,10 @@ class RuntimeState:
         return next(
             (run for run in self.runs.values() if run.assistant_message_id == message_id), None
         )
+
+    def message_in_use(self, message_id: str) -> bool:
+        """Whether ``message_id`` is taken: the definition itself (TRN-022)."""
+        return message_in_use(self, message_id)
 
     def position_bounds(self) -> tuple[int, int] | None:
         """The lowest and highest message position ever used."""

@@ -59,6 +59,13 @@ class RuntimeView(Protocol):
         """The run whose assistantMessageId is ``message_id``."""
         ...
 
+    def message_in_use(self, message_id: str) -> bool:
+        """Whether ``message_id`` is taken (TRN-022): :func:`message_in_use` of this view.
+
+        A store may answer it in one read instead of the definition's three.
+        """
+        ...
+
     def position_bounds(self) -> tuple[int, int] | None:
         """The lowest and highest message position ever used, or None."""
         ...
@@ -70,6 +77,15 @@ class RuntimeView(Protocol):
     def active_messages(self, first: int, last: int) -> Sequence[Message]:
         """The active messages with positions in ``first..last``, by position."""
         ...
+
+
+def message_in_use(view: RuntimeView, message_id: str) -> bool:
+    """TRN-022's definition: ``message_id`` names a message, an admitted input or a run's answer."""
+    return (
+        view.message(message_id) is not None
+        or view.admission_of_input(message_id) is not None
+        or view.run_answered_by(message_id) is not None
+    )
 
 
 class Status(enum.Enum):

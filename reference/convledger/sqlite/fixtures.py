@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 
@@ -267,8 +268,12 @@ def deny_fts5(connection: sqlite3.Connection) -> None:
 
 
 def query_plan(connection: sqlite3.Connection, sql: str) -> list[str]:
-    """The detail lines of ``EXPLAIN QUERY PLAN`` for ``sql`` with placeholder arguments."""
-    arguments: Sequence[object] = ("x",) * sql.count("?")
+    """The detail lines of ``EXPLAIN QUERY PLAN`` for ``sql`` with placeholder arguments.
+
+    ``?NNN`` placeholders name their parameter: as many arguments as the highest number.
+    """
+    numbered = [int(number) for number in re.findall(r"\?(\d+)", sql)]
+    arguments: Sequence[object] = ("x",) * (max(numbered) if numbered else sql.count("?"))
     return [str(row[3]) for row in connection.execute(f"EXPLAIN QUERY PLAN {sql}", arguments)]
 
 

@@ -70,8 +70,7 @@ def transit(
     probe: FaultProbe,
 ) -> Outcome:
     """SQL-053, DUR-004: decide, and if applied write every row and the event in one transaction."""
-    refuse_purged(connection, conversation_id)
-    view = SqlRuntimeView(connection, conversation_id)
+    view = SqlRuntimeView.opened(connection, conversation_id)  # SQL-052: refuses a tombstone
     decision = decide(view, conversation_id, transition, draft.occurred_at)
     if decision.status is not Status.APPLIED:
         return Outcome.of(decision)  # TRN-004: nothing written

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from convledger import canonical, codec
-from convledger.errors import IntegrityError, LedgerError
+from convledger.errors import IntegrityError, LedgerError, PurgedError
 from convledger.runtime.records import Admission, Head, Message, Run
 from convledger.runtime.state import RuntimeState
 
@@ -29,23 +29,40 @@ _OWNED = "state IN ('running', 'interrupt_requested')"
 
 HEAD = "SELECT record FROM heads WHERE conversation_id = ?"
 HEAD_VERSION = "SELECT version, record FROM heads WHERE conversation_id = ?"
+OPENING = (
+    "SELECT EXISTS (SELECT 1 FROM purged WHERE conversation_id = ?1),"
+    " (SELECT version FROM heads WHERE conversation_id = ?1),"
+    " (SELECT record FROM heads WHERE conversation_id = ?1)"
+)
+"""A transition's first read (SQL-052, SQL-053): the tombstone and the head in one statement."""
 RUN = "SELECT record FROM runs WHERE conversation_id = ? AND run_id = ?"
 ACTIVE_RUNS = (
     "SELECT record FROM runs INDEXED BY runs_active"
     f" WHERE conversation_id = ? AND {_ACTIVE} ORDER BY ordinal"
 )
-LAST_RUN_ORDINAL = "SELECT max(ordinal) FROM runs WHERE conversation_id = ?"
 ADMISSION = "SELECT record FROM admissions WHERE conversation_id = ? AND idempotency_key = ?"
 ADMISSION_OF_INPUT = (
     "SELECT record FROM admissions INDEXED BY admissions_by_input"
     " WHERE conversation_id = ? AND json_extract(record, '$.inputId') = ? LIMIT 1"
 )
-LAST_ADMISSION_ORDINAL = "SELECT max(ordinal) FROM admissions WHERE conversation_id = ?"
+LAST_ORDINALS = (
+    "SELECT (SELECT max(ordinal) FROM runs WHERE conversation_id = ?1),"
+    " (SELECT max(ordinal) FROM admissions WHERE conversation_id = ?1)"
+)
+"""Both highest ordinals, which an accept asks for one after the other."""
 MESSAGE = "SELECT record FROM messages WHERE conversation_id = ? AND message_id = ?"
 RUN_ANSWERED_BY = (
     "SELECT record FROM runs INDEXED BY runs_by_assistant"
     " WHERE conversation_id = ? AND json_extract(record, '$.assistantMessageId') = ? LIMIT 1"
 )
+MESSAGE_IN_USE = (
+    "SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND message_id = ?2)"
+    " OR EXISTS (SELECT 1 FROM admissions INDEXED BY admissions_by_input"
+    " WHERE conversation_id = ?1 AND json_extract(record, '$.inputId') = ?2)"
+    " OR EXISTS (SELECT 1 FROM runs INDEXED BY runs_by_assistant"
+    " WHERE conversation_id = ?1 AND json_extract(record, '$.assistantMessageId') = ?2)"
+)
+"""TRN-022's three lookups (MESSAGE, ADMISSION_OF_INPUT, RUN_ANSWERED_BY) in one statement."""
 POSITION_BOUNDS = (
     "SELECT (SELECT min(position) FROM messages WHERE conversation_id = ?),"
     " (SELECT max(position) FROM messages WHERE conversation_id = ?)"
@@ -73,14 +90,15 @@ PURGED = "SELECT 1 FROM purged WHERE conversation_id = ?"
 RUNTIME_READS = {
     "head": HEAD,
     "head_version": HEAD_VERSION,
+    "opening": OPENING,
     "run": RUN,
     "active_runs": ACTIVE_RUNS,
-    "last_run_ordinal": LAST_RUN_ORDINAL,
     "admission": ADMISSION,
     "admission_of_input": ADMISSION_OF_INPUT,
-    "last_admission_ordinal": LAST_ADMISSION_ORDINAL,
+    "last_ordinals": LAST_ORDINALS,
     "message": MESSAGE,
     "run_answered_by": RUN_ANSWERED_BY,
+    "message_in_use": MESSAGE_IN_USE,
     "position_bounds": POSITION_BOUNDS,
     "first_active_message": FIRST_ACTIVE_MESSAGE,
     "active_messages": ACTIVE_MESSAGES,
@@ -188,7 +206,9 @@ class SqlRuntimeView:
     """:class:`~convledger.runtime.view.RuntimeView` over one conversation's rows (SQL-055).
 
     It runs on the connection of a transaction its caller holds; it never
-    writes and never reads ``events``.
+    writes and never reads ``events``. It is read before any write of that
+    transaction, so what it has read once stays true while it is used: the
+    head (after :meth:`opened`) and both highest ordinals are read once.
     """
 
     def __init__(self, connection: sqlite3.Connection, conversation_id: str) -> None:
@@ -198,6 +218,36 @@ class SqlRuntimeView:
         """After :meth:`head`: the ``version`` column of the ``heads`` row it read in the
         caller's transaction, or ``(None,)`` when there was no row; None before it was read. A
         transition's compare-and-swap is decided from it (SQL-053) without a second read."""
+        self._head: Head | None = None
+        self._ordinals: tuple[int, int] | None = None
+
+    @classmethod
+    def opened(cls, connection: sqlite3.Connection, conversation_id: str) -> SqlRuntimeView:
+        """The view of a transition: the tombstone and the head read in one statement.
+
+        Refuses with kind ``purged`` when the conversation has a tombstone
+        (SQL-052, TRN-092); the head is then known without another read.
+        """
+        view = cls(connection, conversation_id)
+        purged, version, record = connection.execute(
+            OPENING, (conversation_id,)
+        ).fetchone()
+        if purged:
+            raise PurgedError(
+                f"conversation {conversation_id!r} was purged",
+                requirement="TRN-092",
+                conversation_id=conversation_id,
+            )
+        view._remember_head(version, record)
+        return view
+
+    def _remember_head(self, version: int | None, record: object) -> None:
+        if version is None:
+            self.head_read = (None,)
+            self._head = None
+        else:
+            self.head_read = (int(version),)
+            self._head = parse_record(record, Head.from_json, "runtime row")
 
     def _one(self, sql: str, parse: Callable[[object], _R], *args: object) -> _R | None:
         found = self._connection.execute(sql, (self._conversation_id, *args)).fetchone()
@@ -207,18 +257,20 @@ class SqlRuntimeView:
         found = self._connection.execute(sql, (self._conversation_id, *args)).fetchall()
         return [parse_record(row[0], parse, "runtime row") for row in found]
 
-    def _number(self, sql: str) -> int:
-        found = self._connection.execute(sql, (self._conversation_id,)).fetchone()
-        return 0 if found is None or found[0] is None else int(found[0])
+    def _last_ordinals(self) -> tuple[int, int]:
+        if self._ordinals is None:
+            runs, admissions = self._connection.execute(
+                LAST_ORDINALS, (self._conversation_id,)
+            ).fetchone()
+            self._ordinals = (runs or 0, admissions or 0)
+        return self._ordinals
 
     def head(self) -> Head | None:
         """The head, or None before the first applied transition (keeps :attr:`head_read`)."""
-        found = self._connection.execute(HEAD_VERSION, (self._conversation_id,)).fetchone()
-        if found is None:
-            self.head_read = (None,)
-            return None
-        self.head_read = (int(found[0]),)
-        return parse_record(found[1], Head.from_json, "runtime row")
+        if self.head_read is None:
+            found = self._connection.execute(HEAD_VERSION, (self._conversation_id,)).fetchone()
+            self._remember_head(*(found or (None, None)))
+        return self._head
 
     def run(self, run_id: str) -> Run | None:
         """The run of this conversation with ``run_id`` (primary key)."""
@@ -230,7 +282,7 @@ class SqlRuntimeView:
 
     def last_run_ordinal(self) -> int:
         """The highest run ordinal (index ``runs_by_ordinal``)."""
-        return self._number(LAST_RUN_ORDINAL)
+        return self._last_ordinals()[0]
 
     def admission(self, idempotency_key: str) -> Admission | None:
         """The admission made under ``idempotency_key`` (primary key)."""
@@ -242,7 +294,7 @@ class SqlRuntimeView:
 
     def last_admission_ordinal(self) -> int:
         """The highest admission ordinal (index ``admissions_by_ordinal``)."""
-        return self._number(LAST_ADMISSION_ORDINAL)
+        return self._last_ordinals()[1]
 
     def message(self, message_id: str) -> Message | None:
         """The message with ``message_id``, active or not (index ``messages_by_id``)."""
@@ -251,6 +303,13 @@ class SqlRuntimeView:
     def run_answered_by(self, message_id: str) -> Run | None:
         """The run whose assistantMessageId is ``message_id`` (index ``runs_by_assistant``)."""
         return self._one(RUN_ANSWERED_BY, Run.from_json, message_id)
+
+    def message_in_use(self, message_id: str) -> bool:
+        """TRN-022's three lookups in one statement (:data:`MESSAGE_IN_USE`)."""
+        found = self._connection.execute(
+            MESSAGE_IN_USE, (self._conversation_id, message_id)
+        ).fetchone()
+        return bool(found[0])
 
     def position_bounds(self) -> tuple[int, int] | None:
         """The lowest and highest position ever used (two primary-key probes)."""
