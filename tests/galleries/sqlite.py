@@ -40,6 +40,9 @@ from convledger.envelope import Envelope, EventDraft, check_identifier
 from convledger.errors import ConflictError, DuplicateError, LedgerError, NotFoundError
 from convledger.fast.archive import encode_stored
 from convledger.kinds import KindRegistry
+from convledger.runtime.rules import decide
+from convledger.runtime.transitions import Transition
+from convledger.runtime.view import Outcome, Status
 from convledger.search.operations import Allowed, Hit, page_of
 from convledger.sqlite import SqliteStore, opening, rows, runtime
 from convledger.sqlite import companions as side
@@ -53,7 +56,9 @@ from convledger.sqlite.errors import (
     driver_boundary,
 )
 from convledger.sqlite.opening import Diagnosis, Opened, Settings
+from convledger.sqlite.runtime_view import SqlRuntimeView
 from convledger.sqlite.store import LedgerTransaction
+from convledger.sqlite.transaction import append_event
 from convledger.store import LedgerStore, StoreBase
 from galleries import BrokenStore, broken
 
@@ -595,6 +600,30 @@ class TailMatchedByLowercase(SqliteStore):
             fts.tail_of = original
 
 
+class _MessagesOnlyView(SqlRuntimeView):
+    def message_in_use(self, message_id: str) -> bool:
+        return self.message(message_id) is not None
+
+
+class MessageInUseReadsOnlyMessages(SqliteStore):
+    """TRN-022: the one lookup of a message id reads ``messages`` alone, so the input of an
+    admission not yet placed, or the answer id of a queued run, is admitted again."""
+
+    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft) -> Outcome:
+        with self._transaction("transition", write=True) as connection:
+            view = _MessagesOnlyView.opened(connection, conversation_id)
+            decision = decide(view, conversation_id, transition, draft.occurred_at)
+            if decision.status is not Status.APPLIED:
+                return Outcome.of(decision)
+            assert decision.head_write is not None
+            runtime.swap_head(connection, decision.head_write, draft.occurred_at,
+                              read=view.head_read)
+            for record in decision.writes:
+                runtime.write_record(connection, record)
+            placed = append_event(connection, conversation_id, (draft,))
+            return Outcome.of(decision, placed[0])
+
+
 BROKEN: tuple[BrokenStore, ...] = (
     *(
         broken("sqlite", cls, *catches, factory=factory_of(cls))
@@ -619,6 +648,7 @@ BROKEN: tuple[BrokenStore, ...] = (
             (SearchIgnoresPending, ("SQL-075",)),
             (TailMatchedByLowercase, ("SQL-075",)),
             (SearchIndexesPending, ("SRC-024",)),
+            (MessageInUseReadsOnlyMessages, ("TRN-022",)),
         )
     ),
     broken("sqlite", HeadCachedPerHandle, "SQL-047", factory=files_of(HeadCachedPerHandle),
