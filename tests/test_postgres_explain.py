@@ -92,7 +92,11 @@ def test_ledger_reads_never_scan_events(store: PostgresStore, name: str) -> None
     """PGS-030: each ledger statement is an index scan on a populated, analyzed schema."""
     found = plan(store, rows.LEDGER_READS[name], LEDGER_PARAMETERS[name], seqscan=True)
     print(f"-- {name}\n{found}")
-    assert "Seq Scan" not in found and "Index" in found, found
+    # append_state also asks the tombstone: on the tiny, never analyzed ``purged`` the planner
+    # may scan; that lookup's index is proven with scans off (RUNTIME_READS["purged"] below)
+    scans = [line for line in found.splitlines() if "Seq Scan" in line]
+    assert not [line for line in scans if "Seq Scan on purged" not in line], found
+    assert "Index" in found, found
 
 
 @pytest.mark.parametrize("name", sorted(

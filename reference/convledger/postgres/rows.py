@@ -199,14 +199,22 @@ def insert_placed(
     are and the envelopes returned as they are, with no second encoding and no decoding
     (as ``convledger.sqlite.rows.insert_placed``).
     """
-    if payloads is not None:
-        if envelopes:
-            connection.execute(INSERT_EVENTS, event_columns(envelopes, payloads))
-        return tuple(envelopes)
-    stored = [event_row(envelope) for envelope in envelopes]
+    columns, stored = placed_columns(envelopes, payloads)
     if stored:
-        connection.execute(INSERT_EVENTS, [list(column) for column in zip(*stored, strict=True)])
-    return tuple(envelope_of(row) for row in stored)
+        connection.execute(INSERT_EVENTS, columns)
+    return stored
+
+
+def placed_columns(
+    envelopes: Sequence[Envelope], payloads: Sequence[str] | None = None
+) -> tuple[list[list[Any]], tuple[Envelope, ...]]:
+    """The parameters of :data:`INSERT_EVENTS` for ``envelopes``, and the envelopes as their
+    rows give them back (LED-014): :func:`insert_placed` without the statement."""
+    if payloads is not None:
+        return event_columns(envelopes, payloads), tuple(envelopes)
+    stored = [event_row(envelope) for envelope in envelopes]
+    columns = [list(column) for column in zip(*stored, strict=True)]
+    return columns, tuple(envelope_of(row) for row in stored)
 
 
 def event_columns(envelopes: Sequence[Envelope], payloads: Sequence[str]) -> list[list[Any]]:

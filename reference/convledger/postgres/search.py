@@ -172,7 +172,13 @@ def lexeme_text(payload: JsonValue, scope: str) -> str:
 
 
 def insert_words(connection: Connection, envelopes: Iterable[Envelope]) -> None:
-    """PGS-062: one row of ``search_words`` per event, in the caller's transaction.
+    """PGS-062: one row of ``search_words`` per event, in the caller's transaction."""
+    for parameters in words_parameters(envelopes):
+        connection.execute(INSERT_WORDS, parameters)
+
+
+def words_parameters(envelopes: Iterable[Envelope]) -> list[tuple[bytes, list[int], list[str]]]:
+    """The parameters of :data:`INSERT_WORDS` for ``envelopes``: one tuple per conversation.
 
     The conversation's lexeme is computed once per conversation of the write, not per event;
     each event's lexemes travel as one text (:func:`lexeme_text`).
@@ -186,8 +192,8 @@ def insert_words(connection: Connection, envelopes: Iterable[Envelope]) -> None:
         scope, seqs, texts = entry
         seqs.append(envelope.seq)
         texts.append(lexeme_text(envelope.payload, scope))
-    for conversation_id, (_, seqs, texts) in by_conversation.items():
-        connection.execute(INSERT_WORDS, (key(conversation_id), seqs, texts))
+    return [(key(conversation_id), seqs, texts)
+            for conversation_id, (_, seqs, texts) in by_conversation.items()]
 
 
 def _quoted(lexeme: str) -> str:

@@ -95,12 +95,33 @@ def append_checked(
     return insert_events(connection, placed, detached_payloads(drafts))
 
 
+INSERT_EVENTS_AND_WORDS = (
+    f"WITH written AS ({rows.INSERT_EVENTS}) {words.INSERT_WORDS}"
+)
+"""PGS-062: the events of one conversation and their rows of ``search_words`` in one statement
+(``rows.INSERT_EVENTS`` as a data-modifying ``WITH``, then ``search.INSERT_WORDS``): one
+round trip, and the constraints of both tables refuse it whole."""
+
+
 def insert_events(
     connection: Connection, envelopes: Sequence[Envelope], payloads: Sequence[str] | None = None
 ) -> tuple[Envelope, ...]:
-    """Every writer of ``events``: the rows and their search words together (PGS-062)."""
-    stored = rows.insert_placed(connection, envelopes, payloads)
-    words.insert_words(connection, stored)
+    """Every writer of ``events``: the rows and their search words together (PGS-062).
+
+    The events of one conversation (every append, transition and import) take one
+    statement, :data:`INSERT_EVENTS_AND_WORDS`; a write to several conversations (fact rows)
+    inserts the events, then each conversation's words.
+    """
+    columns, stored = rows.placed_columns(envelopes, payloads)
+    if not stored:
+        return stored
+    grouped = words.words_parameters(stored)
+    if len(grouped) == 1:
+        connection.execute(INSERT_EVENTS_AND_WORDS, (*columns, *grouped[0]))
+        return stored
+    connection.execute(rows.INSERT_EVENTS, columns)
+    for parameters in grouped:
+        connection.execute(words.INSERT_WORDS, parameters)
     return stored
 
 
