@@ -62,6 +62,20 @@ def raw(store: PostgresStore) -> Any:
     return connection
 
 
+def recorded(store: PostgresStore) -> list[str]:
+    """The statements the store's connection runs from now on, as it sends them."""
+    seen: list[str] = []
+    connection = store._connection
+    original = connection.execute
+
+    def recording(query: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(str(query))
+        return original(query, *args, **kwargs)
+
+    connection.execute = recording  # type: ignore[method-assign]
+    return seen
+
+
 def kind_of(action: Callable[[], object]) -> str:
     with pytest.raises(LedgerError) as caught:
         action()
@@ -256,15 +270,7 @@ def test_exports_and_snapshots_read_in_one_read_only_snapshot(
     """PGS-031: the export's statements run after BEGIN .. REPEATABLE READ READ ONLY."""
     store = make()
     store.append("c", [draft("e1")])
-    seen: list[str] = []
-    connection = store._connection
-    original = connection.execute
-
-    def recording(query: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(query))
-        return original(query, *args, **kwargs)
-
-    connection.execute = recording  # type: ignore[method-assign]
+    seen = recorded(store)
     store.export_conversation("c")
     assert seen[0] == "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" and seen[-1] == "COMMIT"
 
@@ -277,15 +283,7 @@ def test_a_transition_and_an_append_read_in_as_few_round_trips_as_they_decide(
     TRN-022's lookups are one statement per id, both ordinals one; the append reads tombstone,
     head and stored eventIds in one statement."""
     store = make()
-    seen: list[str] = []
-    connection = store._connection
-    original = connection.execute
-
-    def recording(query: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(query))
-        return original(query, *args, **kwargs)
-
-    connection.execute = recording  # type: ignore[method-assign]
+    seen = recorded(store)
     store.transition("c", Accept("k1", "in1", "r1", "a1", {"text": "hi"}), event_id="t1",
                      occurred_at=STAMP)
     reads = runtime_view.RUNTIME_READS

@@ -30,7 +30,7 @@ from convledger.runtime.records import Admission, Message, Run
 from convledger.runtime.rules import decide
 from convledger.runtime.state import RuntimeState, Snapshot
 from convledger.runtime.transitions import Transition
-from convledger.runtime.view import HeadWrite, Outcome, Status
+from convledger.runtime.view import HeadWrite, Outcome, Status, refuse_stale_swap
 
 if TYPE_CHECKING:
     from convledger.postgres.driver import Connection
@@ -106,26 +106,16 @@ def swap_head(
     *,
     read: tuple[int | None] | None = None,
 ) -> None:
-    """TRN-003, PGS-040: move the head from ``write.expected``, proven by the row it wrote.
+    """TRN-003, PGS-040: :func:`convledger.sqlite.runtime.swap_head` on PostgreSQL's rows.
 
-    ``read`` is what the caller read of the ``heads`` row in this transaction
-    (:attr:`PgRuntimeView.head_read`: its version, or ``(None,)`` for no row);
-    without it the row is read here. The insert or update gives back the row as
-    written (``RETURNING``): an update that found no row at the expected
-    version gives back nothing and is refused, never decided from a row count.
+    ``read`` is :attr:`PgRuntimeView.head_read`, or None to read the row here.
     """
     conversation_id = write.head.conversation_id
     if read is None:
         before = _stored_head(connection, conversation_id)
         read = (None if before is None else before[0],)
     version = read[0]
-    current = 0 if version is None else version
-    if current != write.expected:
-        raise ConflictError(
-            f"head version is {current}, expected {write.expected}",
-            requirement="TRN-003",
-            actual=current,
-        )
+    refuse_stale_swap(version, write)
     row = sql.head_row(write.head, updated_at)
     if version is None:
         written = connection.execute(sql.INSERT_HEAD, row).fetchall()

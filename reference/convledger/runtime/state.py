@@ -23,11 +23,17 @@ import attrs
 from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
-from convledger.errors import ConflictError, IntegrityError, LedgerError
+from convledger.errors import IntegrityError, LedgerError
 from convledger.runtime.records import Admission, Head, Message, MessageStatus, Run
 from convledger.runtime.rules import decide
 from convledger.runtime.transitions import parse_recorded
-from convledger.runtime.view import Decision, HeadWrite, Status, message_in_use
+from convledger.runtime.view import (
+    Decision,
+    HeadWrite,
+    Status,
+    message_in_use,
+    refuse_stale_swap,
+)
 
 BASELINE_KIND = "runtime/baseline"
 TRANSITION_KIND = "runtime/transition"
@@ -281,11 +287,5 @@ def snapshot_of(state: RuntimeState) -> Snapshot | None:
 
 def compare_and_swap(state: RuntimeState, write: HeadWrite) -> None:
     """TRN-003: the head moves only from the version the decision was made on."""
-    current = 0 if state.head_record is None else state.head_record.version
-    if current != write.expected:
-        raise ConflictError(
-            f"head version is {current}, expected {write.expected}",
-            requirement="TRN-003",
-            actual=current,
-        )
+    refuse_stale_swap(None if state.head_record is None else state.head_record.version, write)
     state.head_record = write.head

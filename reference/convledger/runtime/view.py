@@ -17,6 +17,7 @@ from typing import Protocol
 import attrs
 
 from convledger.envelope import Envelope
+from convledger.errors import ConflictError
 from convledger.runtime.records import Admission, Head, Message, Run
 
 
@@ -112,6 +113,21 @@ class HeadWrite:
 
     head: Head
     expected: int
+
+
+def refuse_stale_swap(version: int | None, write: HeadWrite) -> None:
+    """TRN-003: refuse the swap unless the head read (``version``; None: no head) is expected.
+
+    Every store's head swap decides from the row it read in the transaction with this,
+    before it writes.
+    """
+    current = 0 if version is None else version
+    if current != write.expected:
+        raise ConflictError(
+            f"head version is {current}, expected {write.expected}",
+            requirement="TRN-003",
+            actual=current,
+        )
 
 
 Record = Run | Admission | Message

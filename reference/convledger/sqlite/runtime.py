@@ -25,7 +25,7 @@ from convledger.runtime.records import Admission, Message, Run
 from convledger.runtime.rules import decide
 from convledger.runtime.state import RuntimeState, Snapshot
 from convledger.runtime.transitions import Transition
-from convledger.runtime.view import HeadWrite, Outcome, Status
+from convledger.runtime.view import HeadWrite, Outcome, Status, refuse_stale_swap
 from convledger.sqlite import runtime_view as sql
 from convledger.sqlite.runtime_view import SqlRuntimeView, parse_record
 
@@ -111,13 +111,7 @@ def swap_head(
         before = _stored_head(connection, conversation_id)
         read = (None if before is None else before[0],)
     version = read[0]
-    current = 0 if version is None else version
-    if current != write.expected:
-        raise ConflictError(
-            f"head version is {current}, expected {write.expected}",
-            requirement="TRN-003",
-            actual=current,
-        )
+    refuse_stale_swap(version, write)
     row = sql.head_row(write.head, updated_at)
     if version is None:
         written = connection.execute(sql.INSERT_HEAD, row).fetchall()
