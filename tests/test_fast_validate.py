@@ -174,3 +174,117 @@ def test_a_schema_with_other_keywords_is_not_compiled() -> None:
     assert fast.compile_accepts({"type": "string", "format": "date-time"}) is None
     assert fast.compile_accepts({"items": [{"type": "string"}]}) is None
     assert fast.compile_accepts({"type": "object", "properties": {"a": {"minLength": 1}}})
+
+
+# -- a schema of one if/then per value of one member: judged by that value's branch ----------
+
+TRANSITION = REGISTRY.specs[("runtime/transition", 1)].payload_schema
+BRANCHES = fast.discriminated(TRANSITION)
+
+
+def _instance(schema: Any) -> JsonValue:
+    """A small value of ``schema``'s shape: its const, first enum value, required members."""
+    if "const" in schema:
+        return copy.deepcopy(schema["const"])
+    if "enum" in schema:
+        return copy.deepcopy(schema["enum"][0])
+    kind = schema.get("type")
+    if kind == "object":
+        properties = schema.get("properties", {})
+        return {name: _instance(properties.get(name, {})) for name in schema.get("required", [])}
+    if kind == "string":
+        return "0" * 64 if "pattern" in schema else "x" * max(1, schema.get("minLength", 1))
+    if kind == "integer":
+        return int(schema.get("minimum", 0))
+    if kind == "array":
+        return [_instance(schema.get("items", {})) for _ in range(schema.get("minItems", 0))]
+    if kind == "boolean":
+        return True
+    return {}
+
+
+def _inputs() -> dict[str, JsonValue]:
+    """One valid ``input`` per transition type, built from its branch's ``then``."""
+    assert BRANCHES is not None
+    return {
+        value: _instance(then["properties"]["input"])  # type: ignore[index]
+        for value, then in BRANCHES[1].items()
+    }
+
+
+INPUTS = _inputs()
+
+
+def test_the_transition_schema_is_one_branch_per_type() -> None:
+    """``runtime/transition`` takes the one-branch path: one ``then`` per type of its enum,
+    and each type's built input is a payload the definition accepts (the corpus below is
+    made of them)."""
+    assert BRANCHES is not None
+    member, branches = BRANCHES
+    assert member == "type"
+    assert sorted(branches) == sorted(TRANSITION["properties"]["type"]["enum"])  # type: ignore[index]
+    for value, given_input in INPUTS.items():
+        assert _definition_accepts("runtime/transition", 1, {"type": value, "input": given_input})
+
+
+@pytest.mark.parametrize(
+    "all_of",
+    [
+        [],
+        [{"if": {"properties": {"t": {"const": "a"}}}, "then": {}, "else": {}}],
+        [{"if": {"properties": {"t": {"const": 1}}}, "then": {}}],
+        [{"if": {"properties": {"t": {"const": "a"}}}, "then": {}},
+         {"if": {"properties": {"t": {"const": "a"}}}, "then": {}}],
+        [{"if": {"properties": {"t": {"const": "a"}}}, "then": {}},
+         {"if": {"properties": {"u": {"const": "b"}}}, "then": {}}],
+        [{"if": {"properties": {"t": {"const": "a"}, "u": {"const": "b"}}}, "then": {}}],
+        [{"if": {"properties": {"t": {"enum": ["a"]}}}, "then": {}}],
+        [{"if": {"required": ["t"], "properties": {"t": {"const": "a"}}}, "then": {}}],
+        [{"type": "object"}],
+    ],
+)
+def test_other_all_of_shapes_take_the_whole_schema(all_of: list[Any]) -> None:
+    """Only the exact shape is split: an ``else``, a non-string or repeated value, two
+    members, another test or another keyword in the ``if`` leave the schema whole."""
+    assert fast.discriminated({"type": "object", "allOf": all_of}) is None
+
+
+@st.composite
+def transition_payloads(draw: st.DrawFn) -> JsonValue:
+    """A transition payload whose type and input may come from different types, mutated."""
+    values = sorted(INPUTS)
+    payload: JsonValue = {
+        "type": draw(st.sampled_from(values) | st.sampled_from(TRICKY)),
+        "input": copy.deepcopy(INPUTS[draw(st.sampled_from(values))]),
+    }
+    for _ in range(draw(st.integers(0, 2))):
+        payload = draw(_mutated(payload))
+    return codec.decode_stored(codec.encode(payload).decode("utf-8"))
+
+
+@properties
+@given(transition_payloads())
+def test_one_branch_answers_as_the_whole_schema(payload: JsonValue) -> None:
+    """The predicate that judges by the type's branch accepts exactly what the compiled whole
+    schema accepts, and only what the definition accepts."""
+    accepts = fast.compile_accepts(TRANSITION)
+    assert accepts is not None
+    whole = fast.compile_whole(TRANSITION)
+    assert accepts(payload) is whole(payload)
+    if accepts(payload):
+        assert _definition_accepts("runtime/transition", 1, payload)
+
+
+def test_the_one_branch_corpus_reaches_both_answers_of_every_type() -> None:
+    """Each type is both accepted and refused by the corpus above."""
+    seen: dict[object, set[bool]] = {value: set() for value in INPUTS}
+
+    @settings(max_examples=3000, deadline=None, database=None)
+    @given(transition_payloads())
+    def collect(payload: JsonValue) -> None:
+        if isinstance(payload, dict) and isinstance(payload.get("type"), str) \
+                and payload["type"] in seen:
+            seen[payload["type"]].add(_definition_accepts("runtime/transition", 1, payload))
+
+    collect()
+    assert all(answers == {True, False} for answers in seen.values()), seen
