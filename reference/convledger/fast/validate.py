@@ -122,26 +122,20 @@ def compile_accepts(schema: Mapping[str, object]) -> Callable[[object], bool] | 
     if not compilable(schema):
         return None
     whole = _compiled(schema)
-    refused = fastjsonschema.JsonSchemaException
     found = discriminated(schema)
     if found is None:
-        return _predicate(whole)
+        return lambda payload: _passes(whole, payload)
 
     member, branches = found
     rest = {keyword: value for keyword, value in schema.items() if keyword != "allOf"}
     by_value = {value: _compiled({**rest, "allOf": [then]}) for value, then in branches.items()}
 
     def accepts_one_branch(payload: object) -> bool:
-        validate = whole
         if type(payload) is dict:
             value = payload.get(member)
             if type(value) is str:
-                validate = by_value.get(value, whole)
-        try:
-            validate(payload)
-        except refused:
-            return False
-        return True
+                return _passes(by_value.get(value, whole), payload)
+        return _passes(whole, payload)
 
     return accepts_one_branch
 
@@ -149,20 +143,16 @@ def compile_accepts(schema: Mapping[str, object]) -> Callable[[object], bool] | 
 def compile_whole(schema: Mapping[str, object]) -> Callable[[object], bool]:
     """The compiled schema as one predicate, never split by :func:`discriminated` (the tests'
     oracle of the split one)."""
-    return _predicate(_compiled(schema))
+    whole = _compiled(schema)
+    return lambda payload: _passes(whole, payload)
 
 
-def _predicate(validate: Callable[[object], object]) -> Callable[[object], bool]:
-    refused = fastjsonschema.JsonSchemaException
-
-    def accepts(payload: object) -> bool:
-        try:
-            validate(payload)
-        except refused:
-            return False
-        return True
-
-    return accepts
+def _passes(validate: Callable[[object], object], payload: object) -> bool:
+    try:
+        validate(payload)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
 
 
 def _compiled(schema: Mapping[str, object]) -> Callable[[object], object]:
