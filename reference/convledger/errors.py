@@ -170,6 +170,15 @@ class PurgedError(LedgerError):
         super().__init__(message, requirement=requirement)
         self.conversation_id = conversation_id
 
+    @classmethod
+    def of(cls, conversation_id: str) -> PurgedError:
+        """TRN-092: the refusal of any write to the purged ``conversation_id``."""
+        return cls(
+            f"conversation {conversation_id!r} was purged",
+            requirement="TRN-092",
+            conversation_id=conversation_id,
+        )
+
 
 ERROR_KINDS: dict[str, type[LedgerError]] = {
     cls.kind: cls

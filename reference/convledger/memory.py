@@ -132,11 +132,7 @@ class MemoryStore(
     def _refuse_purged(self, conversation_id: str) -> None:
         """TRN-092: a purged conversation takes nothing more, forever (TRN-095: lock held)."""
         if conversation_id in self._purged:
-            raise PurgedError(
-                f"conversation {conversation_id!r} was purged",
-                requirement="TRN-092",
-                conversation_id=conversation_id,
-            )
+            raise PurgedError.of(conversation_id)
 
     def _read(
         self, conversation_id: str, from_seq: int, to_seq: int | None, limit: int

@@ -61,11 +61,7 @@ def is_purged(connection: Connection, conversation_id: str) -> bool:
 def refuse_purged(connection: Connection, conversation_id: str) -> None:
     """PGS-041, TRN-092, TRN-095: the tombstone, read inside the write transaction."""
     if is_purged(connection, conversation_id):
-        raise PurgedError(
-            f"conversation {conversation_id!r} was purged",
-            requirement="TRN-092",
-            conversation_id=conversation_id,
-        )
+        raise PurgedError.of(conversation_id)
 
 
 def transit(

@@ -220,11 +220,7 @@ class PgRuntimeView:
         assert found is not None  # one row, always: the VALUES row the head is joined to
         purged, version, record = found
         if purged:
-            raise PurgedError(
-                f"conversation {conversation_id!r} was purged",
-                requirement="TRN-092",
-                conversation_id=conversation_id,
-            )
+            raise PurgedError.of(conversation_id)
         if version is None:
             view.head_read = (None,)
         else:

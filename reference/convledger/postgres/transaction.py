@@ -18,10 +18,10 @@ from convledger import canonical, codec
 from convledger.batch import detached_payloads
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
-from convledger.errors import ConflictError, DuplicateError
+from convledger.errors import ConflictError, DuplicateError, PurgedError
 from convledger.host.rows import ChildLink, FactRow, ScheduleRow
 from convledger.postgres import companions as side
-from convledger.postgres import rows, runtime, runtime_view
+from convledger.postgres import rows, runtime_view
 from convledger.postgres import search as words
 from convledger.postgres.errors import StoreConflictError
 from convledger.postgres.rows import key
@@ -73,7 +73,7 @@ def append_checked(
         connection, conversation_id, (draft.event_id for draft in drafts)
     )
     if purged:
-        runtime.refuse_purged(connection, conversation_id)  # raises, naming TRN-092
+        raise PurgedError.of(conversation_id)  # TRN-092: the tombstone just read
     if expected_head is not None and expected_head != head:
         raise ConflictError(
             f"expected head {expected_head}, the ledger is at {head}",

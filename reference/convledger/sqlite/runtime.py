@@ -53,11 +53,7 @@ def is_purged(connection: sqlite3.Connection, conversation_id: str) -> bool:
 def refuse_purged(connection: sqlite3.Connection, conversation_id: str) -> None:
     """SQL-052, TRN-092, TRN-095: the tombstone, read inside the write transaction."""
     if connection.execute(sql.PURGED, (conversation_id,)).fetchone() is not None:
-        raise PurgedError(
-            f"conversation {conversation_id!r} was purged",
-            requirement="TRN-092",
-            conversation_id=conversation_id,
-        )
+        raise PurgedError.of(conversation_id)
 
 
 def transit(

@@ -233,11 +233,7 @@ class SqlRuntimeView:
             OPENING, (conversation_id,)
         ).fetchone()
         if purged:
-            raise PurgedError(
-                f"conversation {conversation_id!r} was purged",
-                requirement="TRN-092",
-                conversation_id=conversation_id,
-            )
+            raise PurgedError.of(conversation_id)
         view._remember_head(version, record)
         return view
 

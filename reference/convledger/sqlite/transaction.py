@@ -17,7 +17,7 @@ from convledger.archive import Archive
 from convledger.batch import detached_payloads
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, check_identifier
-from convledger.errors import ConflictError, DuplicateError
+from convledger.errors import ConflictError, DuplicateError, PurgedError
 from convledger.kinds import KindRegistry
 from convledger.projections.companion import COMPANION as PROJECTIONS
 from convledger.projections.companion import parse_checkpoints
@@ -29,7 +29,7 @@ from convledger.spills.objects import CREATED as SPILL_CREATED
 from convledger.spills.objects import DELETED as SPILL_DELETED
 from convledger.spills.objects import SpillMetadata
 from convledger.sqlite import companions as side
-from convledger.sqlite import rows, runtime, runtime_view
+from convledger.sqlite import rows, runtime_view
 from convledger.sqlite.errors import (
     NestedStoreCallError,
     StoreClosedError,
@@ -101,7 +101,7 @@ def append_checked(
     """
     purged, head, first_rowid, pending = rows.append_state(connection, conversation_id)
     if purged:
-        runtime.refuse_purged(connection, conversation_id)  # raises, naming TRN-092
+        raise PurgedError.of(conversation_id)  # TRN-092: the tombstone just read
     if expected_head is not None and expected_head != head:
         raise ConflictError(
             f"expected head {expected_head}, the ledger is at {head}",
