@@ -12,7 +12,8 @@
 
 The fast code equals the clear code by the property tests
 ``tests/test_fast_canonical.py``, ``tests/test_fast_decode.py``,
-``tests/test_fast_archive.py`` and ``tests/test_fast_validate.py``.
+``tests/test_fast_archive.py``, ``tests/test_fast_payload.py`` and
+``tests/test_fast_validate.py``.
 """
 
 from __future__ import annotations
@@ -135,8 +136,10 @@ def test_the_seam_runs_the_chosen_code() -> None:
         from convledger.fast import archive as fast_archive
         from convledger.fast import canonical as fast_canonical
         from convledger.fast import decode as fast_decode
+        from convledger.fast import payload as fast_payload
 
         assert codec.encode is fast_canonical.encode
+        assert codec.encode_payload_copied is fast_payload.encode_payload_copied
         assert codec.decode_stored is fast_decode.decode_stored
         assert codec.decode_stored_page is fast_decode.decode_stored_page
         assert codec.decode_stored_bytes is fast_decode.decode_stored_bytes
@@ -144,6 +147,7 @@ def test_the_seam_runs_the_chosen_code() -> None:
     else:
         assert codec.encode is canonical.encode
         assert codec.encode_stored is None
+        assert codec.encode_payload_copied({"a": 1}) == (b'{"a":1}', None)
         assert codec.decode_stored_page.__module__ == "convledger.codec"
         assert codec.decode_stored_bytes.__module__ == "convledger.codec"
     value = {"b": [1, 1.5, "\u2028"], "a": None}

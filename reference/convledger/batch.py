@@ -156,7 +156,7 @@ def _detached(draft: EventDraft) -> DetachedDraft:
     JSON is refused for its depth (the depth is checked on that error path).
     """
     try:
-        encoded = codec.encode_payload(draft.payload)
+        encoded, payload = codec.encode_payload_copied(draft.payload)
     except NestingTooDeep:
         raise limits.too_deep("payload") from None  # LIM-005
     except CanonicalJsonError as error:
@@ -164,12 +164,13 @@ def _detached(draft: EventDraft) -> DetachedDraft:
         raise _not_canonical(error) from error
     limits.check_size(encoded, "payload")  # LIM-004
     text = encoded.decode("utf-8")
-    try:
-        # codec.decode_stored_bytes reads canonical bytes exactly as canonical.decode does
-        # (the fast one is proven in tests/test_fast_decode.py); the encoder just wrote them.
-        payload = codec.decode_stored_bytes(encoded)
-    except CanonicalJsonError as error:
-        raise _not_canonical(error) from error
+    if payload is None:
+        try:
+            # codec.decode_stored_bytes reads canonical bytes exactly as canonical.decode does
+            # (the fast one is proven in tests/test_fast_decode.py); the encoder just wrote them.
+            payload = codec.decode_stored_bytes(encoded)
+        except CanonicalJsonError as error:
+            raise _not_canonical(error) from error
     return DetachedDraft(
         draft.event_id,
         draft.kind,

@@ -197,7 +197,7 @@ def _format_string(text: str) -> str:
 
 def _format_integer(value: int) -> str:
     if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
-        return str(value)
+        return int.__repr__(value)  # the digits, also of an IntEnum whose str() is its name
     raise CanonicalJsonError(
         f"an integer of {value.bit_length()} bits is outside +/-(2**53 - 1)",
         requirement="CAN-006",

@@ -41,6 +41,11 @@ canonical`             ``canonical.decode`` and compares      decode_canonical` 
 :func:`encode_payload` ``canonical.encode(value,              :func:`convledger.fast.canonical.
                        max_depth=MAX_DEPTH)`` (CAN-001,       encode` with the same ``max_depth``,
                        LIM-005)                               ``tests/test_fast_canonical.py``
+:func:`encode_payload_  ``(canonical.encode(value,             :func:`convledger.fast.payload.
+copied`                max_depth=MAX_DEPTH), None)``: the     encode_payload_copied` (orjson,
+                       caller decodes its copy (LED-014)      then msgspec), ``tests/test_fast_
+                                                              payload.py``; the copy, when given,
+                                                              is ``canonical.decode`` of the bytes
 :func:`compile_schema` None for every schema: the registry's  :func:`convledger.fast.validate.
                        ``jsonschema`` validator judges each   compile_accepts`, ``tests/test_
                        payload (KND-003)                      fast_validate.py``; it only
@@ -152,6 +157,10 @@ encode_payload: Callable[[object], bytes]
 in the same walk: ``CanonicalJsonError`` with reason ``too_deep`` (see
 :func:`convledger.canonical.encode`)."""
 
+encode_payload_copied: Callable[[object], tuple[bytes, JsonValue | None]]
+""":data:`encode_payload`, and the value ``canonical.decode`` reads from those bytes, or None
+when the caller must decode it itself: the append path's copy of a payload (LED-014)."""
+
 compile_schema: Callable[[Mapping[str, object]], Callable[[object], bool] | None]
 """For a payload schema, a predicate that answers True only for payloads the schema accepts,
 or None; a False answer decides nothing (KND-003, :func:`convledger.batch.validated_batch`)."""
@@ -160,6 +169,11 @@ or None; a False answer decides nothing (KND-003, :func:`convledger.batch.valida
 def _clear_encode_payload(value: object) -> bytes:
     """CAN-001 and LIM-005 in one walk of the clear encoder."""
     return canonical.encode(value, max_depth=MAX_DEPTH)
+
+
+def _clear_encode_payload_copied(value: object) -> tuple[bytes, JsonValue | None]:
+    """The clear encoding (CAN-001, LIM-005); the caller decodes the copy (LED-014)."""
+    return canonical.encode(value, max_depth=MAX_DEPTH), None
 
 
 def _no_compiled_schema(schema: Mapping[str, object]) -> None:
@@ -179,6 +193,7 @@ if CHOSEN == "fast":
     from convledger.fast import archive as _fast_archive
     from convledger.fast import canonical as _fast_canonical
     from convledger.fast import decode as _fast_decode
+    from convledger.fast import payload as _fast_payload
     from convledger.fast import validate as _fast_validate
     from convledger.fast import words as _fast_words
 
@@ -189,6 +204,7 @@ if CHOSEN == "fast":
     decode_canonical = _fast_decode.decode_canonical
     encode_stored = _fast_archive.encode_stored
     encode_payload = _fast_canonical.encode_payload
+    encode_payload_copied = _fast_payload.encode_payload_copied
     compile_schema = _fast_validate.compile_accepts
     folded_words = _fast_words.folded_words
     joined_words = _fast_words.joined_words
@@ -200,6 +216,7 @@ else:
     decode_canonical = _clear_decode_canonical
     encode_stored = None
     encode_payload = _clear_encode_payload
+    encode_payload_copied = _clear_encode_payload_copied
     compile_schema = _no_compiled_schema
     folded_words = words.folded_words
     joined_words = words.joined_words
@@ -215,6 +232,7 @@ __all__ = [
     "decode_stored_page",
     "encode",
     "encode_payload",
+    "encode_payload_copied",
     "encode_stored",
     "folded_words",
     "joined_words",

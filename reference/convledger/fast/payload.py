@@ -1,0 +1,137 @@
+"""A payload's canonical bytes and its detached copy in two C calls (CAN-001, LIM-005, LED-014).
+
+The append path needs, for each payload, its canonical bytes (CAN-001, with the
+depth limit of LIM-005) and a copy decoded from those bytes, which the store
+keeps (LED-014, :func:`convledger.batch.validated_batch`).
+:func:`convledger.fast.canonical.encode_payload` proves in a Python walk
+(:func:`~convledger.fast.canonical.exact`) that ``orjson`` writes the canonical
+bytes, and the copy is decoded afterwards. :func:`encode_payload_copied` makes
+the proof from the two C calls the append makes anyway: ``orjson`` writes, in
+its strictest setting, and msgspec decodes the copy. The bytes are returned
+with the copy only when every token of them is provably the token the clear
+encoder writes; otherwise the copy is None and the bytes are
+``encode_payload``'s, which the caller decodes as before. So the answer is
+always ``(canonical.encode(value, max_depth=MAX_DEPTH), canonical.decode(those
+bytes) or None)``, or the clear encoder's refusal.
+
+Why each token is canonical when the copy is returned:
+
+==================  ==========================================================
+token               why it is the clear encoder's
+==================  ==========================================================
+anything outside    ``orjson`` refuses it (``TypeError``): a non-``str`` name,
+the data model      bytes, sets, a lone surrogate, a subclass of ``str``,
+                    ``int``, ``dict`` or ``list`` (``OPT_PASSTHROUGH_SUBCLASS``),
+                    a dataclass or a date (the other passthroughs), a cycle or
+                    more than 255 levels. What it still writes natively (a
+                    ``UUID``, an ``Enum``, a NaN as ``null``, an
+                    ``orjson.Fragment``, a tuple) decodes to a value that is
+                    not equal to it, so the last check (``copy == value``)
+                    sends it back; the enums that do compare equal (an
+                    ``IntEnum``, a ``StrEnum``) are written with their
+                    values' digits and text, as the clear encoder writes them
+integer             ``OPT_STRICT_INTEGER`` refuses any beyond +/-(2**53 - 1)
+                    (CAN-006); inside, both write ``int.__repr__``
+float               the decoder's ``float_hook`` sees each float literal and
+                    refuses (so the copy is None) any whose text is not
+                    :func:`convledger.canonical.format_number` of its value
+                    (CAN-005): ``1.0``, ``-0.0``, ``1e+16`` and the like
+string              ``orjson`` escapes as CAN-004 says (the same escaper as for
+                    the values :func:`~convledger.fast.canonical.exact`
+                    admits, ``tests/test_fast_canonical.py``)
+member order        ``OPT_SORT_KEYS`` sorts by code point, which is CAN-002's
+                    UTF-16 order unless two names first differ where one
+                    holds a code point in U+E000..U+FFFF and the other one
+                    above the BMP (:mod:`convledger.fast.canonical`); bytes
+                    holding both kinds of code point, anywhere, are sent back
+depth               a value nested ``d`` levels deep has at least ``d``
+                    opening brackets: at most LIM-005's 128 of them, or
+                    bytes too short to hold more, and the limit holds
+size                bytes over LIM-004's limit are not decoded: the slow path
+                    encodes them and the caller refuses them for their size
+==================  ==========================================================
+
+The copy is msgspec's decoding of bytes with no integer literal beyond
+2**53 - 1, which is what the strict decoder reads from them
+(:mod:`convledger.fast.decode`: the two differ only on such literals), so no
+long-number guard is needed. ``tests/test_fast_payload.py`` compares the pair
+with the clear encoder and decoder on generated values in and out of the model.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import msgspec
+import orjson
+
+from convledger import canonical
+from convledger.canonical import JsonValue
+from convledger.fast.canonical import encode_payload
+from convledger.limits import MAX_DEPTH, MAX_PAYLOAD_BYTES
+
+_STRICT = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_STRICT_INTEGER
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
+"""Sorted members; refuse integers beyond 53 bits, subclasses, dataclasses and dates."""
+
+_SHORT_ENOUGH = 2 * MAX_DEPTH + 2
+"""Bytes shorter than this cannot hold more than MAX_DEPTH opening brackets (LIM-005)."""
+
+_LATE_BMP_LEADS = (b"\xee", b"\xef")
+"""The lead bytes of the UTF-8 sequences of U+E000..U+FFFF (no other byte of valid UTF-8 is
+0xEE or 0xEF)."""
+_ABOVE_BMP_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+"""The lead bytes of every 4-byte UTF-8 sequence: a code point above the BMP."""
+
+
+class _NotCanonicalFloat(Exception):
+    """A float literal whose text is not its CAN-005 form: the slow path decides."""
+
+
+def _canonical_float(text: str) -> float:
+    """The float of a literal ``orjson`` wrote, if that literal is its CAN-005 form."""
+    number = float(text)
+    if canonical.format_number(number) != text:
+        raise _NotCanonicalFloat
+    return number
+
+
+_DECODE = msgspec.json.Decoder(float_hook=_canonical_float).decode
+
+
+def encode_payload_copied(value: object) -> tuple[bytes, JsonValue | None]:
+    """``encode_payload(value)``, and the value the strict decoder reads from it or None.
+
+    Raises what :func:`convledger.fast.canonical.encode_payload` raises (the
+    clear encoder's refusal, ``NestingTooDeep`` for LIM-005).
+    """
+    try:
+        data = orjson.dumps(value, option=_STRICT)
+    except TypeError:
+        return encode_payload(value), None
+    if _plain(data):
+        try:
+            copy = _DECODE(data)
+        except (_NotCanonicalFloat, msgspec.MsgspecError, RecursionError, ValueError):
+            copy = None  # a float to lay out anew; nothing else is expected of orjson's bytes
+        if copy is not None and copy == value:
+            return data, cast(JsonValue, copy)
+    return encode_payload(value), None
+
+
+def _plain(data: bytes) -> bool:
+    """Not both a code point in U+E000..U+FFFF and one above the BMP, no more opening brackets
+    than LIM-005 allows levels, and within LIM-004's size (the caller refuses an oversized
+    payload; it is not decoded here)."""
+    if len(data) > MAX_PAYLOAD_BYTES:
+        return False
+    if not data.isascii() and (_LATE_BMP_LEADS[0] in data or _LATE_BMP_LEADS[1] in data):
+        for lead in _ABOVE_BMP_LEADS:
+            if lead in data:
+                return False
+    return len(data) < _SHORT_ENOUGH or data.count(b"[") + data.count(b"{") <= MAX_DEPTH
