@@ -48,11 +48,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import msgspec
+import orjson
 
 from convledger import canonical
 from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
-from convledger.errors import CanonicalJsonError
-from convledger.fast import canonical as fast_canonical
+from convledger.fast import strict
 
 
 def _refuse_constant(name: str) -> object:
@@ -165,22 +165,26 @@ def decode_stored_page(texts: Sequence[bytes]) -> list[JsonValue]:
 
 def decode_canonical(data: bytes) -> object | None:
     """``canonical.decode(data)`` when ``data`` is canonical JSON, else None: the caller then
-    decodes strictly and reports what is wrong (an archive's ARC-003 check).
+    decodes strictly and reports what is wrong (an archive's ARC-003 check, a stored record).
 
-    msgspec decodes, guarded as above; the value is returned only when the canonical encoder
-    writes exactly ``data`` again, so ``data`` is canonical text (no repeated name, no
-    whitespace, no long literal: see above) and msgspec's value is the strict decoder's. A value
-    too deep for the encoder's recursion is not returned either (the strict decoder decides).
-    None is also the answer for the text ``null``, which the caller decodes strictly, slower.
+    msgspec decodes, every float literal checked to be in its CAN-005 form
+    (:data:`convledger.fast.strict.DECODE`); ``orjson`` writes the value again
+    (:data:`convledger.fast.strict.OPTIONS`), and the value is returned only
+    when that is exactly ``data`` and the member orders of code point and UTF-16
+    agree (:func:`~convledger.fast.strict.orders_agree`). Then ``data`` is the
+    canonical text of the value: no repeated name, no whitespace, no escape but
+    CAN-004's, integers within +/-(2**53 - 1) (``orjson`` refuses any other, so
+    msgspec's value is the strict decoder's, CAN-013). A value nested deeper
+    than ``orjson``'s 255 levels is not returned either (the strict decoder
+    decides). None is also the answer for the text ``null``, which the caller
+    decodes strictly, slower.
     """
-    if _may_hold_long_number(data):
+    try:
+        value = strict.DECODE(data)
+    except strict.REFUSALS:
         return None
     try:
-        value = _MSGSPEC_DECODE(data)
-    except _MSGSPEC_REFUSALS:
+        encoded = orjson.dumps(value, option=strict.OPTIONS)
+    except TypeError:
         return None
-    try:
-        encoded = fast_canonical.encode(value)
-    except (CanonicalJsonError, RecursionError):
-        return None
-    return value if encoded == data else None
+    return value if encoded == data and strict.orders_agree(data) else None

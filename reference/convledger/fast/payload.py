@@ -62,46 +62,15 @@ from __future__ import annotations
 
 from typing import cast
 
-import msgspec
 import orjson
 
-from convledger import canonical
 from convledger.canonical import JsonValue
+from convledger.fast import strict
 from convledger.fast.canonical import encode_payload
 from convledger.limits import MAX_DEPTH, MAX_PAYLOAD_BYTES
 
-_STRICT = (
-    orjson.OPT_SORT_KEYS
-    | orjson.OPT_STRICT_INTEGER
-    | orjson.OPT_PASSTHROUGH_SUBCLASS
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-)
-"""Sorted members; refuse integers beyond 53 bits, subclasses, dataclasses and dates."""
-
 _SHORT_ENOUGH = 2 * MAX_DEPTH + 2
 """Bytes shorter than this cannot hold more than MAX_DEPTH opening brackets (LIM-005)."""
-
-_LATE_BMP_LEADS = (b"\xee", b"\xef")
-"""The lead bytes of the UTF-8 sequences of U+E000..U+FFFF (no other byte of valid UTF-8 is
-0xEE or 0xEF)."""
-_ABOVE_BMP_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
-"""The lead bytes of every 4-byte UTF-8 sequence: a code point above the BMP."""
-
-
-class _NotCanonicalFloat(Exception):
-    """A float literal whose text is not its CAN-005 form: the slow path decides."""
-
-
-def _canonical_float(text: str) -> float:
-    """The float of a literal ``orjson`` wrote, if that literal is its CAN-005 form."""
-    number = float(text)
-    if canonical.format_number(number) != text:
-        raise _NotCanonicalFloat
-    return number
-
-
-_DECODE = msgspec.json.Decoder(float_hook=_canonical_float).decode
 
 
 def encode_payload_copied(value: object) -> tuple[bytes, JsonValue | None]:
@@ -111,13 +80,13 @@ def encode_payload_copied(value: object) -> tuple[bytes, JsonValue | None]:
     clear encoder's refusal, ``NestingTooDeep`` for LIM-005).
     """
     try:
-        data = orjson.dumps(value, option=_STRICT)
+        data = orjson.dumps(value, option=strict.OPTIONS)
     except TypeError:
         return encode_payload(value), None
     if _plain(data):
         try:
-            copy = _DECODE(data)
-        except (_NotCanonicalFloat, msgspec.MsgspecError, RecursionError, ValueError):
+            copy = strict.DECODE(data)
+        except strict.REFUSALS:
             copy = None  # a float to lay out anew; nothing else is expected of orjson's bytes
         if copy is not None and copy == value:
             return data, cast(JsonValue, copy)
@@ -125,13 +94,9 @@ def encode_payload_copied(value: object) -> tuple[bytes, JsonValue | None]:
 
 
 def _plain(data: bytes) -> bool:
-    """Not both a code point in U+E000..U+FFFF and one above the BMP, no more opening brackets
-    than LIM-005 allows levels, and within LIM-004's size (the caller refuses an oversized
-    payload; it is not decoded here)."""
-    if len(data) > MAX_PAYLOAD_BYTES:
+    """Member orders that agree (:func:`~convledger.fast.strict.orders_agree`), no more opening
+    brackets than LIM-005 allows levels, and within LIM-004's size (the caller refuses an
+    oversized payload; it is not decoded here)."""
+    if len(data) > MAX_PAYLOAD_BYTES or not strict.orders_agree(data):
         return False
-    if not data.isascii() and (_LATE_BMP_LEADS[0] in data or _LATE_BMP_LEADS[1] in data):
-        for lead in _ABOVE_BMP_LEADS:
-            if lead in data:
-                return False
     return len(data) < _SHORT_ENOUGH or data.count(b"[") + data.count(b"{") <= MAX_DEPTH
