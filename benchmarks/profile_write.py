@@ -105,6 +105,10 @@ def figures(directory: Path) -> dict[str, tuple[Figure, int]]:
         "  codec.encode payload": (_part(lambda _: codec.encode(sample.payload)), 3000),
         "  codec.decode_stored": (_part(lambda _: codec.decode_stored(encoded.decode())), 3000),
         "  codec.encode_payload": (_part(lambda _: codec.encode_payload(sample.payload)), 3000),
+        "  codec.encode_payload_copied": (
+            _part(lambda _: codec.encode_payload_copied(sample.payload)),
+            3000,
+        ),
         "  registry.check_payload": (
             _part(lambda _: registry.check_payload(sample.kind, 1, detached.payload)),
             3000,
