@@ -16,15 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from convledger import canonical, codec, limits
 from convledger.batch import DetachedDraft, detached_payloads, validated_batch
 from convledger.envelope import EventDraft
-from convledger.errors import InvalidInputError
+from convledger.errors import CanonicalJsonError, InvalidInputError
 from convledger.kinds import default_registry
 from convledger.memory import MemoryStore
 from convledger.sqlite import SqliteStore
 from convledger.store import LedgerStore
+from test_fast_canonical import any_values
 
 AT = "2026-05-09T07:35:25Z"
 
@@ -159,3 +161,35 @@ def test_a_detached_draft_handed_back_is_detached_again(store: LedgerStore) -> N
     (placed,) = store.append("c", [checked])
     assert placed.payload == {"name": "n", "version": 1, "value": [2], "actor": "a"}
     assert store.read("c").items[0].payload == placed.payload
+
+
+def _clear_expectation(value: Any) -> tuple[str, Any]:
+    """What the clear code says of ``_state(value)``: the stored payload, or the refusal's id."""
+    payload = {"name": "n", "version": 1, "value": value, "actor": "a"}
+    try:
+        encoded = canonical.encode(payload, max_depth=limits.MAX_DEPTH)
+    except canonical.NestingTooDeep:
+        return ("refused", "LIM-005")
+    except CanonicalJsonError:
+        return ("refused", "ENV-009")
+    return ("stored", _typed(canonical.decode(encoded)))
+
+
+@settings(max_examples=max(100, settings().max_examples), deadline=None)
+@given(value=any_values())
+def test_any_payload_value_is_stored_or_refused_as_the_clear_code_says(value: Any) -> None:
+    """An append through the fast path stores the strict decoder's value of the clear bytes,
+    types included, or refuses with the clear code's requirement and keeps nothing (LED-004)."""
+    for made in (MemoryStore(), SqliteStore(":memory:")):
+        try:
+            expected = _clear_expectation(value)
+            try:
+                (placed,) = made.append("c", [_state(value)])
+            except InvalidInputError as refused:
+                assert ("refused", refused.requirement) == expected
+                assert made.head("c") == 0
+                continue
+            assert ("stored", _typed(placed.payload)) == expected
+            assert _typed(made.read("c").items[0].payload) == expected[1]
+        finally:
+            made.close()

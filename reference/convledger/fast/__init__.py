@@ -24,6 +24,15 @@ the speed of the C scanner (the SQLite read path, ``tests/test_fast_decode.py``)
 archive bytes of ``encode_archive`` written from stored rows without decoding
 the payloads (``tests/test_fast_archive.py``).
 
+``convledger.fast.strict``: ``orjson``'s strictest options, msgspec with a float hook
+that admits only CAN-005 literals, and the member-order check: the pieces with which
+two C calls prove a text canonical (``decode_canonical`` of ``convledger.fast.decode``)
+or a payload's bytes and copy (``convledger.fast.payload``).
+
+``convledger.fast.payload``: :func:`~convledger.fast.payload.encode_payload_copied`, a
+payload's canonical bytes (with LIM-005) and, where the strict path proves them, the
+copy the strict decoder reads from them (LED-014, ``tests/test_fast_payload.py``).
+
 ``convledger.fast.validate``: :func:`~convledger.fast.validate.compile_accepts`, a
 payload schema compiled once (``fastjsonschema``) into a predicate that accepts
 only what ``jsonschema`` accepts; the append path asks the definition about
