@@ -18,7 +18,6 @@ import datetime
 import enum
 import math
 import uuid
-from typing import Any
 
 import orjson
 import pytest
@@ -29,6 +28,7 @@ from convledger import canonical, limits
 from convledger.errors import CanonicalJsonError
 from convledger.fast import payload as fast_payload
 from test_fast_canonical import SPECIAL_FLOATS, any_values, json_values, names
+from test_write_path import _typed as typed
 
 EXAMPLES = max(300, settings().max_examples)
 properties = settings(max_examples=EXAMPLES, deadline=None)
@@ -105,15 +105,6 @@ def fast_outcome(value: object) -> tuple[object, ...]:
     if copy is not None:
         assert typed(copy) == typed(canonical.decode(data))
     return ("bytes", data)
-
-
-def typed(value: Any) -> Any:
-    """``value`` with every number tagged by its type (1 == 1.0 == True in Python)."""
-    if isinstance(value, dict):
-        return {name: typed(item) for name, item in value.items()}
-    if isinstance(value, list):
-        return [typed(item) for item in value]
-    return (type(value).__name__, value)
 
 
 def copied(value: object) -> bool:
