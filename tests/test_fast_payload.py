@@ -28,6 +28,7 @@ from convledger import canonical, limits
 from convledger.errors import CanonicalJsonError
 from convledger.fast import payload as fast_payload
 from test_fast_canonical import SPECIAL_FLOATS, any_values, json_values, names
+from test_write_path import _nested
 from test_write_path import _typed as typed
 
 EXAMPLES = max(300, settings().max_examples)
@@ -183,13 +184,6 @@ def test_which_values_take_the_strict_path(value: object, strict: bool) -> None:
     """Each exclusion is taken where it must be, and the common payloads are not excluded."""
     assert copied(value) is strict
     assert fast_outcome(value) == clear_outcome(value)
-
-
-def _nested(levels: int) -> object:
-    value: object = []
-    for _ in range(levels - 1):
-        value = [value]
-    return value
 
 
 @pytest.mark.parametrize("levels", [1, 127, 128, 129, 200, 255, 256, 300])

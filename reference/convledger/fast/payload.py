@@ -14,36 +14,21 @@ encoder writes; otherwise the copy is None and the bytes are
 always ``(canonical.encode(value, max_depth=MAX_DEPTH), canonical.decode(those
 bytes) or None)``, or the clear encoder's refusal.
 
-Why each token is canonical when the copy is returned:
+Why the bytes are canonical when the copy is returned: :mod:`convledger.fast.strict`
+says why ``orjson``'s bytes are canonical for a value of the built-in JSON types
+once every float literal is in its CAN-005 form (the decoder's float hook) and
+the member orders agree (:func:`~convledger.fast.strict.orders_agree`). What a
+caller's payload adds:
 
 ==================  ==========================================================
-token               why it is the clear encoder's
+check               why
 ==================  ==========================================================
-anything outside    ``orjson`` refuses it (``TypeError``): a non-``str`` name,
-the data model      bytes, sets, a lone surrogate, a subclass of ``str``,
-                    ``int``, ``dict`` or ``list`` (``OPT_PASSTHROUGH_SUBCLASS``),
-                    a dataclass or a date (the other passthroughs), a cycle or
-                    more than 255 levels. What it still writes natively (a
+``copy == value``   what ``orjson`` writes natively but no decoder yields (a
                     ``UUID``, an ``Enum``, a NaN as ``null``, an
-                    ``orjson.Fragment``, a tuple) decodes to a value that is
-                    not equal to it, so the last check (``copy == value``)
-                    sends it back; the enums that do compare equal (an
-                    ``IntEnum``, a ``StrEnum``) are written with their
+                    ``orjson.Fragment``, a tuple) decodes to a value not equal
+                    to it, and is sent back; the enums that do compare equal
+                    (an ``IntEnum``, a ``StrEnum``) are written with their
                     values' digits and text, as the clear encoder writes them
-integer             ``OPT_STRICT_INTEGER`` refuses any beyond +/-(2**53 - 1)
-                    (CAN-006); inside, both write ``int.__repr__``
-float               the decoder's ``float_hook`` sees each float literal and
-                    refuses (so the copy is None) any whose text is not
-                    :func:`convledger.canonical.format_number` of its value
-                    (CAN-005): ``1.0``, ``-0.0``, ``1e+16`` and the like
-string              ``orjson`` escapes as CAN-004 says (the same escaper as for
-                    the values :func:`~convledger.fast.canonical.exact`
-                    admits, ``tests/test_fast_canonical.py``)
-member order        ``OPT_SORT_KEYS`` sorts by code point, which is CAN-002's
-                    UTF-16 order unless two names first differ where one
-                    holds a code point in U+E000..U+FFFF and the other one
-                    above the BMP (:mod:`convledger.fast.canonical`); bytes
-                    holding both kinds of code point, anywhere, are sent back
 depth               a value nested ``d`` levels deep has at least ``d``
                     opening brackets: at most LIM-005's 128 of them, or
                     bytes too short to hold more, and the limit holds
