@@ -30,6 +30,7 @@ from convledger.handles import MultiProcessStore
 from convledger_conformance.durability.crash import (
     CONCURRENT_IDS,
     CRASH_IDS,
+    NEEDS,
     ConcurrentResult,
     CrashResult,
     Target,
@@ -90,16 +91,26 @@ def statuses(crash: CrashResult, concurrent: ConcurrentResult | None) -> list[di
     """One status per id of chapter DUR and the wire rules the run judged."""
     rows = []
     failed = {failure.rule for failure in crash.failures}
+    unestablished = any(failure.precondition for failure in crash.failures)
     for ident in CRASH_IDS:
+        needs = NEEDS.get(ident, ())
         if crash.not_applicable:
             status, detail = "not_applicable", crash.not_applicable
-        elif ident in failed or (ident == "WIR-042" and "DUR-001" in failed):
-            status, detail = "failed", next(f.render() for f in crash.failures
-                                            if f.rule in (ident, "DUR-001"))
+        elif needs and crash.declared and not crash.declared & set(needs):  # DUR-016
+            status, detail = "not_applicable", f"the server declares no {' or '.join(needs)}"
+        elif ident in failed or (ident == "WIR-042" and "DUR-001" in failed) or (
+            ident == "DUR-015" and unestablished
+        ):
+            status, detail = "failed", next(f.render() for f in crash.failures if (
+                f.rule == ident or (ident == "WIR-042" and f.rule == "DUR-001")
+                or (ident == "DUR-015" and f.precondition)))
         elif crash.rounds == 0:
             status, detail = "not_run", "no round ran to its verification"
         else:
-            status, detail = "passed", f"{crash.rounds} rounds, {crash.kills} kills"
+            acked = crash.round_acknowledged
+            status, detail = "passed", (f"{crash.rounds} rounds, {crash.kills} kills, "
+                                        f"{min(acked, default=0)}..{max(acked, default=0)} new "
+                                        "acknowledged writes per round")
         rows.append({"id": ident, "status": status, "detail": detail})
     for ident in CONCURRENT_IDS:
         if concurrent is None:
@@ -159,6 +170,10 @@ def main(argv: Sequence[str]) -> int:
         "acknowledgedChecks": crash.acknowledged,
         "inFlight": crash.in_flight, "attempts": crash.attempts, "seconds": round(crash.seconds, 2),
         "cleanupErrors": cleanup_errors,
+        "roundAcknowledged": crash.round_acknowledged,
+        "aims": {kind: {"twinSeconds": twin, "writeSeconds": full}
+                 for kind, (twin, full) in crash.aims.items()},
+        "declared": sorted(crash.declared),
     }
     if concurrent is not None:
         summary.update({

@@ -51,7 +51,12 @@ from convledger.interface import EveryOperation
 from convledger_conformance.durability.handoff import hand_off
 from convledger_conformance.durability.history import DEFAULT_BOUND, Call, Verdict, check_history
 from convledger_conformance.durability.verify import Violation, read_all, verify
-from convledger_conformance.durability.workload import Ledger, Workload, state_draft
+from convledger_conformance.durability.workload import (
+    Ledger,
+    Workload,
+    WorkloadFailed,
+    state_draft,
+)
 from convledger_conformance.wire.connection import WireConnection, WireError
 from convledger_conformance.wire.store import WireStore
 
@@ -59,8 +64,10 @@ ROUND_KINDS = ("batch", "import", "timer")
 """What each round's kill cuts, in turn: a large batch, a large import (each after some random
 operations, at 20 % .. 70 % of its calibrated duration), or anything (a random moment)."""
 CRASH_IDS = ("DUR-001", "DUR-002", "DUR-003", "DUR-004", "DUR-005", "DUR-006", "DUR-007",
-             "DUR-008", "WIR-040", "WIR-042")
+             "DUR-008", "DUR-014", "DUR-015", "DUR-016", "WIR-040", "WIR-042")
 """What the kill rounds judge."""
+NEEDS = {"DUR-004": ("transitions",), "DUR-006": ("projections",), "DUR-007": ("spills", "purge")}
+"""DUR-016: the ids reported ``not_applicable`` unless the server declares one of these."""
 CONCURRENT_IDS = ("DUR-010", "DUR-011", "DUR-012", "DUR-013", "WIR-041")
 """What the concurrent runs judge."""
 
@@ -135,6 +142,9 @@ class Failure:
     round: int
     seed: int
     message: str
+    precondition: bool = False
+    """The check of ``rule`` could not be made (DUR-015): a write the run needed was refused,
+    failed or never acknowledged, or a kill did not land; it fails DUR-015 as well."""
 
     def render(self) -> str:
         return f"FAILED {self.rule} round {self.round} seed {self.seed}: {self.message}"
@@ -156,6 +166,14 @@ class CrashResult:
     not_applicable: str = ""
     seconds: float = 0.0
     cleanup_error: str = ""
+    declared: frozenset[str] = frozenset()
+    """The capabilities the server declared (DUR-016: the ids of the others are
+    ``not_applicable``)."""
+    round_acknowledged: list[int] = attrs.field(factory=list)
+    """The writes each round's workload had acknowledged before its kill (DUR-015)."""
+    aims: dict[str, tuple[float, float]] = attrs.field(factory=dict)
+    """Per large write (``batch``, ``import``): the seconds its refused twin and the write
+    itself took, which place the kills that cut one."""
 
 
 def _stamp(times: list[float]) -> None:
@@ -166,6 +184,66 @@ def kill(connection: WireConnection) -> None:
     """SIGKILL the server (it may have died already)."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(connection.pid, signal.SIGKILL)
+
+
+def _aim(twin: float, full: float) -> tuple[float, float]:
+    """Where a kill that cuts a large write lands, in seconds after it was sent: from the moment
+    its refused twin was answered (decoded and checked, nothing written) to the end of the
+    write, so the kill falls in the write phase of a store that checks before it writes."""
+    low = min(max(twin, 0.05 * full), 0.8 * full)
+    return low, max(low, 0.95 * full)
+
+
+def _calibrate(store: EveryOperation, ledger: Ledger, seed: int, import_events: int,
+               result: CrashResult) -> dict[str, tuple[float, float]] | None:
+    """Time one large batch and one large import, and their refused twins (DUR-015)."""
+    calibration = Workload(store, ledger, random.Random(seed), 0, import_events=import_events)
+    aims = {}
+    for kind, warm, rule in (("batch", calibration.append, "DUR-002"),
+                             ("import", calibration.small_import, "DUR-005")):
+        try:
+            warm()  # warms the server's path up, untimed
+            taken = ledger.attempts[-1].event_ids[0]
+            twin = calibration.twin(kind, taken)
+            sent: list[float] = []  # timed from the moment it is sent, as the kills are
+            calibration.large(kind, functools.partial(_stamp, sent))
+        except WorkloadFailed as error:
+            result.failures.append(Failure(rule, 0, seed, (
+                f"the timed large {kind} could not be made, so no kill is aimed into one: "
+                f"before the first kill the server failed {error}"), True))
+            return None
+        full = time.monotonic() - sent[0]
+        wrong = [a for a in ledger.of_round(0)[-3:]
+                 if a.status != ("refused" if a.twin else "acked")]
+        if wrong:
+            result.failures.append(Failure(rule, 0, seed, (
+                f"the timed large {kind} could not be made, so no kill is aimed into one: "
+                + "; ".join(f"{a.op} of {a.conversation!r} {a.status} ({a.result})"
+                            + (" (it repeats a stored eventId: refused, LED-003, ARC-010)"
+                               if a.twin else "") for a in wrong)), True))
+            return None
+        aims[kind] = _aim(twin, full)
+        result.aims[kind] = (round(twin, 4), round(full, 4))
+    return aims
+
+
+def _judge_round(ledger: Ledger, round_: int, seed: int, failed: str) -> tuple[int, list[Failure]]:
+    """The writes the round's store acknowledged, and the failures of its workload (DUR-015)."""
+    rule = "DUR-001" if round_ == 1 else "DUR-008"
+    attempts = ledger.of_round(round_)
+    acked = sum(a.status == "acked" for a in attempts)
+    refused = [a for a in attempts if a.status == "refused" and not a.twin]
+    failures = [Failure(rule, round_, seed, f"the server failed {failed}", True)] if failed else []
+    if refused:
+        failures.append(Failure(rule, round_, seed, (
+            f"{len(refused)} valid writes of the round were refused, first {refused[0].op} of "
+            f"{refused[0].conversation!r} with {refused[0].result}"), True))
+    if not acked:
+        failures.append(Failure(rule, round_, seed, (
+            "the store acknowledged no new write in this round "
+            f"({'after it was started again' if round_ > 1 else 'before the first kill'}): "
+            "the round checks nothing new, so it counts as failed"), True))
+    return acked, failures
 
 
 def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
@@ -186,46 +264,53 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
         except (WireError, LedgerError) as error:
             result.failures.append(Failure("WIR-040", 0, seed, f"openStore failed: {error!r}"))
             return result
-        # One acknowledged large batch and import first: their durations place the kills
-        # that cut one (each after a small one that warms the server's path up, untimed).
-        calibration = Workload(store, ledger, random.Random(seed), 0, import_events=import_events)
-        seconds = {}
-        for kind, warm in (("batch", calibration.append), ("import", calibration.small_import)):
-            warm()
-            sent: list[float] = []  # timed from the moment it is sent, as the kills are
-            calibration.large(kind, functools.partial(_stamp, sent))
-            seconds[kind] = time.monotonic() - sent[0]
+        result.declared = frozenset(c.value for c in store.capabilities)
+        # One acknowledged large batch and import first, each after its refused twin: their
+        # durations place the kills that cut one (DUR-015).
+        aims = _calibrate(store, ledger, seed, import_events, result)
+        if aims is None:
+            return result
         for round_ in range(1, rounds + 1):
             rng = random.Random(seed * 1_000_003 + round_)
             cut = ROUND_KINDS[(round_ - 1) % len(ROUND_KINDS)]
-            delay = (rng.uniform(0.2, 0.7) * seconds[cut] if cut != "timer"
+            delay = (rng.uniform(*aims[cut]) if cut != "timer"
                      else rng.uniform(0.05, max_delay))
             stop = threading.Event()
             timer = threading.Timer(delay, kill, (connection,))
             workload = Workload(store, ledger, rng, round_, import_events=import_events)
+            failed: list[str] = []
 
             def drive(work: Workload = workload, armed: threading.Timer = timer,
-                      halt: threading.Event = stop, kind: str = cut) -> None:
+                      halt: threading.Event = stop, kind: str = cut,
+                      failure: list[str] = failed) -> None:
                 try:
+                    if kind == "timer":
+                        work.first_write()  # a write acknowledged before the kill (DUR-015)
+                        armed.start()
                     work.run(100_000, halt, None if kind == "timer" else (kind, armed.start))
+                except WorkloadFailed as error:
+                    failure.append(str(error))
                 except (WireError, OSError):
                     return  # the kill cut the call off: its attempt stays pending
 
-            if cut == "timer":
-                timer.start()
             thread = threading.Thread(target=drive, daemon=True)
             thread.start()
             thread.join(timeout=max_delay + 120)
             stop.set()
             timer.cancel()
+            if failed:
+                kill(connection)  # the server failed: end it, then judge what it kept
             status = connection.exit_status()
             connection.close()
             thread.join(timeout=30)
+            acked, failures = _judge_round(ledger, round_, seed, failed[0] if failed else "")
+            result.round_acknowledged.append(acked)
+            result.failures.extend(failures)
             landed = status == -signal.SIGKILL
             if not landed:
                 result.failures.append(Failure("DUR-008", round_, seed, (
                     f"the round's kill did not land (server exit status {status}): the round "
-                    "checks nothing, so it counts as failed")))
+                    "checks nothing, so it counts as failed"), True))
             else:
                 result.kills += 1
                 result.import_kills += cut == "import"
@@ -248,9 +333,10 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
             if progress is not None:
                 progress(f"round {round_}/{rounds}: killed after {delay:.2f} s"
                          f"{'' if cut == 'timer' else ' into a large ' + cut}, "
+                         f"{acked} new acknowledged writes, "
                          f"{verified.acknowledged} acknowledged writes checked, "
                          f"{len(verified.violations)} violations")
-            if verified.violations:
+            if verified.violations or failures or failed:
                 break  # later rounds would report the same loss again
         result.attempts = len(ledger.attempts)
         connection.close()
@@ -356,7 +442,11 @@ def run_clients(stores: Sequence[EveryOperation], steps: int, seed: int,
     for thread in threads:
         thread.join(timeout=600)
     if not result.failures:  # then every client sees every other's append (handoff.py)
-        hand_off(stores, conversations[0], result.calls)
+        try:
+            hand_off(stores, conversations[0], result.calls)
+        except Exception as error:  # a refusal, ``internal``, a lost server (DUR-012, DUR-015)
+            result.failures.append(Violation("DUR-012", (
+                f"the hand-off failed, so DUR-010 is not established: {error!r}")))
     _check_ledgers(stores[0], result, conversations)
     began = time.monotonic()
     result.verdicts = check_history(result.calls, bound)
@@ -406,6 +496,10 @@ def concurrent_run(target: Target, clients: int, steps: int, seed: int,
             except LedgerError as refusal:  # WIR-041: a store that cannot be shared says so
                 result.not_applicable = (
                     f"a second openStore on one location was refused: {refusal.kind}")
+                return result
+            except WireError as error:  # the server failed to start or to open: no traceback
+                result.failures.append(Violation("WIR-041", f"server {len(stores) + 1} of "
+                                                 f"{clients} did not open the store: {error!r}"))
                 return result
             connections.append(connection)
             stores.append(store)

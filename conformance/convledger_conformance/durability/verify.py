@@ -1,10 +1,12 @@
 """What a restarted store answers after a kill, against what was acknowledged (DUR-001 .. 008).
 
 :func:`verify` reads every conversation the workload touched from the store
-opened again on the killed store's location and returns the
-:class:`Violation` of each rule it finds broken: the rule's id and what is
-missing or half-visible. It changes nothing in the store (a repeated purge
-is ``already_purged``).
+opened again on the killed store's location (its ``head`` and every page of
+``read``, purged conversations too) and returns the :class:`Violation` of
+each rule it finds broken: the rule's id and what is missing or
+half-visible. It reads before it writes anything: only after every read does
+it purge each conversation whose purge was acknowledged once more, which
+must answer ``already_purged`` and so changes nothing (DUR-007).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from convledger.envelope import Envelope
 from convledger.errors import LedgerError
 from convledger.interface import EveryOperation
 from convledger_conformance.durability.workload import PROJECTION, Ledger
+from convledger_conformance.wire.connection import WireError
 
 
 @attrs.frozen
@@ -62,27 +65,43 @@ def _guarded(verified: Verified, rule: str, what: str, call: Callable[[], Any]) 
         return call()
     except LedgerError as refusal:
         verified.fail(rule, f"{what}: the restarted store refused with {refusal.kind}: {refusal}")
+    except WireError as error:  # ``internal``, a malformed reply, a lost server
+        verified.fail(rule, f"{what}: the restarted store failed: {error}")
     return None
 
 
 def verify(store: EveryOperation, ledger: Ledger) -> Verified:
     """Check the store opened again after a kill against every attempt of ``ledger``."""
     verified = Verified()
-    purged = {a.conversation for a in ledger.attempts if a.op == "purge" and a.status != "refused"}
-    conversations = sorted({a.conversation for a in ledger.attempts} - purged)
+    purges = {a.conversation: a for a in ledger.attempts if a.op == "purge"}
+    conversations = sorted({a.conversation for a in ledger.attempts})
     logs: dict[str, list[Envelope]] = {}
-    for conversation in conversations:
+    for conversation in conversations:  # reads first: nothing is written before them
         events = _guarded(verified, "DUR-008", f"read {conversation!r}",
                           functools.partial(read_all, store, conversation))
         logs[conversation] = events or []
+        head = _guarded(verified, "DUR-008", f"head {conversation!r}",
+                        functools.partial(store.head, conversation))
+        last = logs[conversation][-1].seq if logs[conversation] else 0
+        if events is not None and head is not None and head != last:
+            verified.fail("DUR-014", f"{conversation!r}: head answers {head} after the kill, but "
+                          f"read returns {len(logs[conversation])} events up to seq {last}")
     _check_ledgers(verified, ledger, logs)
+    purged = {conversation for conversation, a in purges.items() if a.status == "acked"}
+    for conversation in sorted(purged):
+        if logs[conversation]:
+            verified.fail("DUR-007", f"acknowledged purge of {conversation!r} was undone by the "
+                          f"kill: read returns {len(logs[conversation])} events")
+    unsettled = {conversation for conversation, a in purges.items() if a.unsettled}
     for attempt in ledger.attempts:
-        if attempt.conversation in purged:
-            continue
+        if attempt.conversation in purged | unsettled and attempt.op != "purge":
+            if attempt.status == "acked":
+                verified.acknowledged += 1
+            continue  # the purge removed it, or may have (checked above and below)
         events = logs[attempt.conversation]
         by_id = {event.event_id: event for event in events}
         present = [event_id in by_id for event_id in attempt.event_ids]
-        if attempt.status == "pending":
+        if attempt.unsettled:
             verified.in_flight += 1
         if attempt.status == "acked":
             verified.acknowledged += 1
@@ -100,6 +119,13 @@ def verify(store: EveryOperation, ledger: Ledger) -> Verified:
         if attempt.status == "refused" and any(present):
             verified.fail("DUR-002", f"refused {attempt.op} of {attempt.conversation!r} "
                           f"({attempt.result}) is visible after the kill")
+    for conversation in sorted(unsettled):
+        seeds = [e for a in ledger.attempts if a.conversation == conversation
+                 and a.op != "purge" and a.status == "acked" for e in a.event_ids]
+        held = [event.event_id for event in logs[conversation]]
+        if held not in ([], seeds):
+            verified.fail("DUR-007", f"an in-flight purge of {conversation!r} left part of it: "
+                          f"{len(held)} of {len(seeds)} events")
     declared = store.capabilities
     if Capability.PROJECTIONS in declared:
         acked_checkpoints_kept(verified, store, ledger)
@@ -110,16 +136,13 @@ def verify(store: EveryOperation, ledger: Ledger) -> Verified:
             a.conversation == conversation and a.op == "transition" for a in ledger.attempts
         ):
             _check_runtime(verified, store, conversation)
-    for conversation in sorted(purged):
-        attempt = next(a for a in ledger.attempts
-                       if a.op == "purge" and a.conversation == conversation)
+    for conversation in sorted(purged):  # after every read: its tombstone (TRN-092)
+        verified.acknowledged += 1
         answer = _guarded(verified, "DUR-008", f"purge {conversation!r}",
                           functools.partial(store.purge, conversation))
-        if attempt.status == "acked":
-            verified.acknowledged += 1
-            if answer == "purged":
-                verified.fail("DUR-007", f"acknowledged purge of {conversation!r} was undone "
-                              "by the kill (purging it again answered 'purged')")
+        if answer == "purged":
+            verified.fail("DUR-007", f"acknowledged purge of {conversation!r} was undone "
+                          "by the kill (purging it again answered 'purged')")
     return verified
 
 
@@ -154,7 +177,7 @@ def _check_append(verified: Verified, attempt: Any, present: list[bool],
                 verified.fail("DUR-001", f"acknowledged event {envelope.event_id!r} came back as "
                               f"{stored!r}, not {envelope!r}")
                 return
-    if attempt.status == "pending" and any(present) and not all(present):
+    if attempt.unsettled and any(present) and not all(present):
         verified.fail("DUR-002", f"part of an in-flight batch of {attempt.conversation!r} is "
                       f"visible: {sum(present)} of {len(present)} events")
     if all(present) and len(present) > 1:
@@ -169,7 +192,7 @@ def _check_import(verified: Verified, attempt: Any, events: list[Envelope]) -> N
     if attempt.status == "acked" and held != expected:
         verified.fail("DUR-001", f"acknowledged import of {attempt.conversation!r} holds "
                       f"{len(held)} of its {len(expected)} events after the kill")
-    elif attempt.status == "pending" and held not in ([], expected):
+    elif attempt.unsettled and held not in ([], expected):
         verified.fail("DUR-005", f"part of an in-flight import of {attempt.conversation!r} is "
                       f"visible: {len(held)} of {len(expected)} events")
 
@@ -184,6 +207,9 @@ def _check_spill(verified: Verified, store: EveryOperation, attempt: Any, record
             verified.fail("DUR-008", f"get_spill {reference!r} refused with {refusal.kind}")
             return
         held = None
+    except WireError as error:
+        verified.fail("DUR-008", f"get_spill {reference!r}: the restarted store failed: {error}")
+        return
     if attempt.status == "acked" and held != data:
         verified.fail("DUR-001", f"acknowledged spill {reference!r} of {attempt.conversation!r} "
                       f"is {'missing' if held is None else 'changed'} after the kill")
@@ -221,7 +247,9 @@ def acked_checkpoints_kept(verified: Verified, store: EveryOperation, ledger: Le
     for attempt in ledger.acked("catch_up"):
         best[attempt.conversation] = max(best.get(attempt.conversation, 0), attempt.result.upto_seq)
     for conversation, upto in sorted(best.items()):
-        checkpoint = store.load_checkpoint(conversation, PROJECTION.name)
+        checkpoint = _guarded(verified, "DUR-008", f"load_checkpoint {conversation!r}",
+                              lambda name=conversation: store.load_checkpoint(
+                                  name, PROJECTION.name))
         held = 0 if checkpoint is None else checkpoint.upto_seq
         if held < upto:
             verified.fail("DUR-006", f"the checkpoint of {conversation!r} is at {held} after the "

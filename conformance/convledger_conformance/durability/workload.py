@@ -5,16 +5,21 @@ Theory of operation
 :class:`Workload` calls a store (in process or a wire proxy) one operation
 at a time and appends an :class:`Attempt` to its :class:`Ledger` before each
 call: ``pending`` until the call returns (``acked``, with the values it
-returned) or is refused with a typed error (``refused``). A call cut off by
-the kill of the store's process stays ``pending``: it was in flight
-(chapter DUR). The ledger carries over from round to round, so each round
-checks everything acknowledged since the first.
+returned) or is refused with a typed error (``refused``), or ``failed`` when
+the server answered neither (an ``internal`` reply, WIR-008), which stops
+the workload (:class:`WorkloadFailed`). A call cut off by the kill of the
+store's process stays ``pending``: it was in flight (chapter DUR). Every call
+is valid, so a refusal is a failure of the store (DUR-015), except for the
+timing twins of :meth:`Workload.twin`, made to be refused. The ledger carries
+over from round to round, so each round checks everything acknowledged since
+the first.
 """
 
 from __future__ import annotations
 
 import random
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +32,7 @@ from convledger.errors import LedgerError
 from convledger.interface import EveryOperation
 from convledger.projections.named import counting
 from convledger.runtime import Accept
+from convledger_conformance.wire.connection import WireProtocolError
 
 AT = "2026-12-01T00:00:00Z"
 PROJECTION = counting("durability.count", 1)
@@ -49,8 +55,20 @@ class Attempt:
     event_ids: tuple[str, ...] = ()
     detail: dict[str, Any] = attrs.field(factory=dict)
     status: str = "pending"
+    """``pending``, ``acked``, ``refused`` or ``failed`` (neither a result nor a refusal)."""
     result: Any = None
     round: int = 0
+    twin: bool = False
+    """A timing twin (:meth:`Workload.twin`): made to be refused, and changing nothing."""
+
+    @property
+    def unsettled(self) -> bool:
+        """In flight at the kill, or failed: visible entirely or not at all (DUR-002)."""
+        return self.status in ("pending", "failed")
+
+
+class WorkloadFailed(Exception):
+    """The server answered a call with neither a result nor a refusal (``internal``)."""
 
 
 def state_draft(event_id: str, value: str) -> EventDraft:
@@ -59,12 +77,14 @@ def state_draft(event_id: str, value: str) -> EventDraft:
     return EventDraft(event_id=event_id, kind="state/set", occurred_at=AT, payload=payload)
 
 
-def archive_of(conversation: str, prefix: str, events: int) -> bytes:
-    """The canonical archive of ``events`` drafts, built on an in-memory store."""
+def archive_of(conversation: str, prefix: str, events: int, last: str | None = None) -> bytes:
+    """The canonical archive of ``events`` drafts, built on an in-memory store; ``last``,
+    when given, is the last event's eventId."""
     scratch = MemoryStore()
     for start in range(0, events, 200):
         stop = min(events, start + 200)
-        drafts = [state_draft(f"{prefix}-{n}", str(n)) for n in range(start, stop)]
+        drafts = [state_draft(last if last is not None and n == events - 1 else f"{prefix}-{n}",
+                              str(n)) for n in range(start, stop)]
         scratch.append(conversation, drafts)
     return scratch.export_conversation(conversation)
 
@@ -83,6 +103,11 @@ class Ledger:
 
     def acked(self, op: str | None = None) -> list[Attempt]:
         return [a for a in self.attempts if a.status == "acked" and op in (None, a.op)]
+
+    def of_round(self, round_: int) -> list[Attempt]:
+        """The attempts of one round (0: the calibration before the first)."""
+        with self.lock:
+            return [a for a in self.attempts if a.round == round_]
 
 
 class Workload:
@@ -134,7 +159,38 @@ class Workload:
         except LedgerError as refusal:
             attempt.status, attempt.result = "refused", refusal.kind
             return
+        except WireProtocolError as error:  # ``internal`` or a malformed reply (WIR-008)
+            attempt.status, attempt.result = "failed", str(error)
+            raise WorkloadFailed(f"{attempt.op} of {attempt.conversation!r}: {error}") from None
         attempt.status = "acked"
+
+    def first_write(self) -> None:
+        """One append, before a round's timer is armed: every round has a write to check
+        that the store acknowledged after it was started again (DUR-015)."""
+        self.append()
+
+    def twin(self, kind: str, taken: str) -> float:
+        """The large write of ``kind`` with its last eventId ``taken`` (already stored), so it is
+        refused ``duplicate`` (LED-003, ARC-010) after the server decoded and checked it; the
+        seconds it took. A kill before that moment lands before any write of a store that
+        checks before it writes; the large write's own time ends the window (crash.py)."""
+        conversation = self.ident("twin")
+        if kind == "import":
+            ids = tuple(f"{conversation}-{n}" for n in range(self.import_events - 1))
+            archive = archive_of(conversation, conversation, self.import_events, last=taken)
+            attempt = Attempt("import", conversation, ids, round=self.round, twin=True)
+            call: Callable[[], Any] = lambda: self.store.import_conversation(archive)  # noqa: E731
+        else:
+            conversation = self.rng.choice(CONVERSATIONS)
+            ids = tuple(self.ident("ev") for _ in range(LARGE_BATCH - 1))
+            drafts = [state_draft(event_id, event_id) for event_id in ids]
+            drafts.append(state_draft(taken, taken))
+            attempt = Attempt("append", conversation, ids, {"expected": None},
+                              round=self.round, twin=True)
+            call = lambda: self.store.append(conversation, drafts)  # noqa: E731
+        sent = time.monotonic()
+        self._call(attempt, call)
+        return time.monotonic() - sent
 
     def append(self) -> None:
         conversation = self.rng.choice(CONVERSATIONS + RUNTIME_CONVERSATIONS)
