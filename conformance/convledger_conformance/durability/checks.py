@@ -37,7 +37,8 @@ def _located(context: CheckContext) -> tuple[Any, Target]:
 
 
 @check("DUR-001", "DUR-002", "DUR-003", "DUR-004", "DUR-005", "DUR-006", "DUR-007", "DUR-008",
-       "DUR-014", "DUR-015", "DUR-016", "WIR-040", "WIR-042", capability=Capability.MULTI_PROCESS, also=(Capability.PERSISTENCE,))
+       "DUR-014", "DUR-015", "DUR-016", "WIR-040", "WIR-042",
+       capability=Capability.MULTI_PROCESS, also=(Capability.PERSISTENCE,))
 def killed_store_keeps_what_it_acknowledged(context: CheckContext) -> None:
     """SIGKILL the store's server process at random moments; every acknowledgement survives."""
     store, target = _located(context)

@@ -214,13 +214,13 @@ def _calibrate(store: EveryOperation, ledger: Ledger, seed: int, import_events: 
             return None
         full = time.monotonic() - sent[0]
         wrong = [a for a in ledger.of_round(0)[-3:]
-                 if a.status != ("refused" if a.twin else "acked")]
+                 if a.status != ("refused" if a.expect else "acked")]
         if wrong:
             result.failures.append(Failure(rule, 0, seed, (
                 f"the timed large {kind} could not be made, so no kill is aimed into one: "
                 + "; ".join(f"{a.op} of {a.conversation!r} {a.status} ({a.result})"
                             + (" (it repeats a stored eventId: refused, LED-003, ARC-010)"
-                               if a.twin else "") for a in wrong)), True))
+                               if a.expect else "") for a in wrong)), True))
             return None
         aims[kind] = _aim(twin, full)
         result.aims[kind] = (round(twin, 4), round(full, 4))
@@ -231,9 +231,13 @@ def _judge_round(ledger: Ledger, round_: int, seed: int, failed: str) -> tuple[i
     """The writes the round's store acknowledged, and the failures of its workload (DUR-015)."""
     rule = "DUR-001" if round_ == 1 else "DUR-008"
     attempts = ledger.of_round(round_)
-    acked = sum(a.status == "acked" for a in attempts)
-    refused = [a for a in attempts if a.status == "refused" and not a.twin]
+    acked = sum(a.status == "acked" and not a.expect for a in attempts)
+    refused = [a for a in attempts if a.status == "refused" and a.result != a.expect]
     failures = [Failure(rule, round_, seed, f"the server failed {failed}", True)] if failed else []
+    failures.extend(Failure("DUR-007", round_, seed, (
+        f"an append to {a.conversation!r}, whose purge was acknowledged before the kill, was "
+        "acknowledged: its tombstone is gone")) for a in attempts
+        if a.expect == "purged" and a.status == "acked")
     if refused:
         failures.append(Failure(rule, round_, seed, (
             f"{len(refused)} valid writes of the round were refused, first {refused[0].op} of "
@@ -285,7 +289,7 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
                       failure: list[str] = failed) -> None:
                 try:
                     if kind == "timer":
-                        work.first_write()  # a write acknowledged before the kill (DUR-015)
+                        work.prelude()  # writes acknowledged before the kill (DUR-015)
                         armed.start()
                     work.run(100_000, halt, None if kind == "timer" else (kind, armed.start))
                 except WorkloadFailed as error:
@@ -486,7 +490,7 @@ def concurrent_run(target: Target, clients: int, steps: int, seed: int,
     connections: list[WireConnection] = []
     result = ConcurrentResult(clients)
     try:
-        stores = []
+        stores: list[EveryOperation] = []
         for _ in range(clients):
             try:
                 connection, store = target.start(directory)

@@ -4,9 +4,9 @@
 opened again on the killed store's location (its ``head`` and every page of
 ``read``, purged conversations too) and returns the :class:`Violation` of
 each rule it finds broken: the rule's id and what is missing or
-half-visible. It reads before it writes anything: only after every read does
-it purge each conversation whose purge was acknowledged once more, which
-must answer ``already_purged`` and so changes nothing (DUR-007).
+half-visible. It writes nothing: the tombstone of each acknowledged purge is
+probed by the next round's workload (an append refused ``purged``,
+:meth:`~.workload.Workload.tombstones`), after these reads.
 """
 
 from __future__ import annotations
@@ -135,14 +135,8 @@ def verify(store: EveryOperation, ledger: Ledger) -> Verified:
         if Capability.TRANSITIONS in declared and any(
             a.conversation == conversation and a.op == "transition" for a in ledger.attempts
         ):
-            _check_runtime(verified, store, conversation)
-    for conversation in sorted(purged):  # after every read: its tombstone (TRN-092)
-        verified.acknowledged += 1
-        answer = _guarded(verified, "DUR-008", f"purge {conversation!r}",
-                          functools.partial(store.purge, conversation))
-        if answer == "purged":
-            verified.fail("DUR-007", f"acknowledged purge of {conversation!r} was undone "
-                          "by the kill (purging it again answered 'purged')")
+            _check_runtime(verified, store, conversation, len(logs[conversation]))
+    verified.acknowledged += len(purged)  # their tombstones: the next round's workload
     return verified
 
 
@@ -248,15 +242,28 @@ def acked_checkpoints_kept(verified: Verified, store: EveryOperation, ledger: Le
         best[attempt.conversation] = max(best.get(attempt.conversation, 0), attempt.result.upto_seq)
     for conversation, upto in sorted(best.items()):
         checkpoint = _guarded(verified, "DUR-008", f"load_checkpoint {conversation!r}",
-                              lambda name=conversation: store.load_checkpoint(
-                                  name, PROJECTION.name))
+                              functools.partial(store.load_checkpoint, conversation,
+                                                PROJECTION.name))
         held = 0 if checkpoint is None else checkpoint.upto_seq
         if held < upto:
             verified.fail("DUR-006", f"the checkpoint of {conversation!r} is at {held} after the "
                           f"kill, behind the acknowledged catch-up to {upto}")
 
 
-def _check_runtime(verified: Verified, store: EveryOperation, conversation: str) -> None:
+def _snapshot_or_none(store: EveryOperation | MemoryStore, conversation: str) -> Any:
+    """``load_snapshot``, None when refused ``not_found`` (no transition is stored, TRN-082)."""
+    try:
+        return store.load_snapshot(conversation)
+    except LedgerError as refusal:
+        if refusal.kind == "not_found":
+            return None
+        raise
+
+
+def _check_runtime(verified: Verified, store: EveryOperation, conversation: str,
+                   held: int) -> None:
+    if not held:
+        return  # nothing to export (ARC-005): a lost first write leaves no runtime state
     archive = _guarded(verified, "DUR-008", f"export {conversation!r}",
                        lambda: store.export_conversation(conversation))
     if archive is None:
@@ -269,8 +276,12 @@ def _check_runtime(verified: Verified, store: EveryOperation, conversation: str)
                       f"ledger after the kill: importing its export refused {refusal.kind}: "
                       f"{refusal}")
         return
-    ours = _guarded(verified, "DUR-008", f"load_snapshot {conversation!r}",
-                    lambda: store.load_snapshot(conversation))
-    if ours is not None and ours != rebuilt.load_snapshot(conversation):
+    try:
+        ours = _snapshot_or_none(store, conversation)
+    except (LedgerError, WireError) as error:
+        verified.fail("DUR-008", f"load_snapshot {conversation!r}: the restarted store failed: "
+                      f"{error!r}")
+        return
+    if ours != _snapshot_or_none(rebuilt, conversation):
         verified.fail("DUR-004", f"the runtime snapshot of {conversation!r} is not the one its "
                       "ledger rebuilds")

@@ -10,13 +10,15 @@ the server answered neither (an ``internal`` reply, WIR-008), which stops
 the workload (:class:`WorkloadFailed`). A call cut off by the kill of the
 store's process stays ``pending``: it was in flight (chapter DUR). Every call
 is valid, so a refusal is a failure of the store (DUR-015), except for the
-timing twins of :meth:`Workload.twin`, made to be refused. The ledger carries
+calls made to be refused (``expect``: the timing twins of :meth:`Workload.twin`, the
+tombstone probes of :meth:`Workload.tombstones`). The ledger carries
 over from round to round, so each round checks everything acknowledged since
 the first.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import threading
 import time
@@ -58,8 +60,9 @@ class Attempt:
     """``pending``, ``acked``, ``refused`` or ``failed`` (neither a result nor a refusal)."""
     result: Any = None
     round: int = 0
-    twin: bool = False
-    """A timing twin (:meth:`Workload.twin`): made to be refused, and changing nothing."""
+    expect: str = ""
+    """The refusal a call made to be refused must get (a timing twin ``duplicate``, a
+    tombstone probe ``purged``); "" for every other call, which must be acknowledged."""
 
     @property
     def unsettled(self) -> bool:
@@ -142,8 +145,9 @@ class Workload:
     def run(self, steps: int, stop: threading.Event,
             large: tuple[str, Callable[[], None]] | None = None) -> None:
         """``steps`` random operations; with ``large`` (``batch`` or ``import``, and what to call
-        just before it is sent), one large write after the first few."""
+        just before it is sent), one large write after the :meth:`prelude` and a few more."""
         if large is not None:
+            self.prelude()
             for _ in range(self.rng.randint(3, 15)):
                 self.rng.choices(self._operations, self._weights)[0]()
             self.large(*large)
@@ -164,10 +168,27 @@ class Workload:
             raise WorkloadFailed(f"{attempt.op} of {attempt.conversation!r}: {error}") from None
         attempt.status = "acked"
 
-    def first_write(self) -> None:
-        """One append, before a round's timer is armed: every round has a write to check
-        that the store acknowledged after it was started again (DUR-015)."""
-        self.append()
+    def prelude(self) -> None:
+        """One operation of each declared kind, before a round's kill is armed: every round
+        has writes of every capability to check that the store acknowledged after it was
+        started again (DUR-015)."""
+        if Capability.PURGE in self.declared:
+            self.tombstones()
+        for operation in self._operations:
+            operation()
+
+    def tombstones(self) -> None:
+        """An append to each conversation whose purge was acknowledged before the last kill and
+        not probed yet: it must be refused ``purged`` (TRN-092, DUR-007). The run reads every
+        conversation before this, so no write of the run repairs what a kill undid."""
+        probed = {a.conversation for a in self.ledger.attempts if a.expect == "purged"}
+        for attempt in self.ledger.acked("purge"):
+            if attempt.round < self.round and attempt.conversation not in probed:
+                event_id = self.ident("tomb")
+                self._call(Attempt("append", attempt.conversation, (event_id,),
+                                   {"expected": None}, round=self.round, expect="purged"),
+                           functools.partial(self.store.append, attempt.conversation,
+                                             [state_draft(event_id, event_id)]))
 
     def twin(self, kind: str, taken: str) -> float:
         """The large write of ``kind`` with its last eventId ``taken`` (already stored), so it is
@@ -178,7 +199,7 @@ class Workload:
         if kind == "import":
             ids = tuple(f"{conversation}-{n}" for n in range(self.import_events - 1))
             archive = archive_of(conversation, conversation, self.import_events, last=taken)
-            attempt = Attempt("import", conversation, ids, round=self.round, twin=True)
+            attempt = Attempt("import", conversation, ids, round=self.round, expect="duplicate")
             call: Callable[[], Any] = lambda: self.store.import_conversation(archive)  # noqa: E731
         else:
             conversation = self.rng.choice(CONVERSATIONS)
@@ -186,7 +207,7 @@ class Workload:
             drafts = [state_draft(event_id, event_id) for event_id in ids]
             drafts.append(state_draft(taken, taken))
             attempt = Attempt("append", conversation, ids, {"expected": None},
-                              round=self.round, twin=True)
+                              round=self.round, expect="duplicate")
             call = lambda: self.store.append(conversation, drafts)  # noqa: E731
         sent = time.monotonic()
         self._call(attempt, call)
