@@ -32,6 +32,8 @@ SUITE_ONLY: dict[str, str] = {
     "WIR-031": "the wire client answers callback frames: wire/connection.py",
     "WIR-034": "the wire client refuses store calls from callbacks: wire/connection.py",
     "DUR-013": "the crash run reports a search past its bound: durability/history.py, cli.py",
+    "DUR-015": "the crash run fails a check it could not make: durability/crash.py, cli.py",
+    "DUR-016": "the crash run's not_applicable ids: durability/crash.py (NEEDS), cli.py",
 }
 
 

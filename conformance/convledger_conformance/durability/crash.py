@@ -16,10 +16,19 @@ the next round's workload, so a round costs one process start.
 process) and runs K clients at once on two conversations, recording every
 call for :mod:`~.history` (DUR-010 .. DUR-013).
 
-Before the first round one large batch and one large import are acknowledged
-and timed (each after a small one that warms the server up); a kill that cuts
-one lands between 20 % and 70 % of that duration after it was sent (a margin
-for a machine whose speed varies). The seed
+Every round first makes one write of each declared kind (and probes the
+tombstone of each purge acknowledged before the last kill), so each round has
+new acknowledged writes to check (a round with none fails DUR-008, DUR-015);
+a timer round arms its kill only then. Before the first round one large batch
+and one large import are acknowledged and timed, each after a small one that
+warms the server up and after its twin: the same write with its last eventId
+already stored, refused ``duplicate`` once the server decoded and checked it.
+A kill that cuts a large write lands between the twin's duration and 95 % of
+the write's (:func:`_aim`): in the write phase of a store that checks before
+it writes, not in the decoding before it (``scripts/crash_landing.py``
+measures where the kills land). A refusal or an ``internal`` reply anywhere
+(calibration, rounds, hand-off) is a failed requirement of the report, never
+an exception of the run (DUR-015). The seed
 replays the workload and the kill delays; where exactly a kill
 lands depends on the machine's timing, so a failure names the round, the
 seed and the rule, and the run repeats it by its seed with high likelihood,
@@ -62,7 +71,8 @@ from convledger_conformance.wire.store import WireStore
 
 ROUND_KINDS = ("batch", "import", "timer")
 """What each round's kill cuts, in turn: a large batch, a large import (each after some random
-operations, at 20 % .. 70 % of its calibrated duration), or anything (a random moment)."""
+operations, in the write phase its calibration measured, :func:`_aim`), or anything (a random
+moment after the round's first writes)."""
 CRASH_IDS = ("DUR-001", "DUR-002", "DUR-003", "DUR-004", "DUR-005", "DUR-006", "DUR-007",
              "DUR-008", "DUR-014", "DUR-015", "DUR-016", "WIR-040", "WIR-042")
 """What the kill rounds judge."""
@@ -196,6 +206,8 @@ def _aim(twin: float, full: float) -> tuple[float, float]:
 
 def _calibrate(store: EveryOperation, ledger: Ledger, seed: int, import_events: int,
                result: CrashResult) -> dict[str, tuple[float, float]] | None:
+    """Per large write, the seconds its refused twin and the write took; None when either
+    could not be made (a failure of DUR-002 or DUR-005 is recorded)."""
     """Time one large batch and one large import, and their refused twins (DUR-015)."""
     calibration = Workload(store, ledger, random.Random(seed), 0, import_events=import_events)
     aims = {}
@@ -222,7 +234,7 @@ def _calibrate(store: EveryOperation, ledger: Ledger, seed: int, import_events: 
                             + (" (it repeats a stored eventId: refused, LED-003, ARC-010)"
                                if a.expect else "") for a in wrong)), True))
             return None
-        aims[kind] = _aim(twin, full)
+        aims[kind] = (twin, full)
         result.aims[kind] = (round(twin, 4), round(full, 4))
     return aims
 
@@ -277,21 +289,32 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
         for round_ in range(1, rounds + 1):
             rng = random.Random(seed * 1_000_003 + round_)
             cut = ROUND_KINDS[(round_ - 1) % len(ROUND_KINDS)]
-            delay = (rng.uniform(*aims[cut]) if cut != "timer"
-                     else rng.uniform(0.05, max_delay))
+            share = rng.random()  # where in its window the kill lands (replayed by the seed)
+            delays = [rng.uniform(0.05, max_delay)] if cut == "timer" else []
             stop = threading.Event()
-            timer = threading.Timer(delay, kill, (connection,))
+            timers: list[threading.Timer] = []
             workload = Workload(store, ledger, rng, round_, import_events=import_events)
             failed: list[str] = []
 
-            def drive(work: Workload = workload, armed: threading.Timer = timer,
-                      halt: threading.Event = stop, kind: str = cut,
-                      failure: list[str] = failed) -> None:
+            def arm(kind: str = cut, server: Any = connection,
+                    armed: list[threading.Timer] = timers, chosen: list[float] = delays,
+                    at: float = share) -> None:
+                """Start the kill's timer: for a large write, ``at`` of the way through the
+                window its calibration measured (:func:`_aim`)."""
+                if kind != "timer":
+                    low, high = _aim(*aims[kind])
+                    chosen.append(low + at * (high - low))
+                timer = threading.Timer(chosen[-1], kill, (server,))
+                armed.append(timer)
+                timer.start()
+
+            def drive(work: Workload = workload, halt: threading.Event = stop, kind: str = cut,
+                      failure: list[str] = failed, start: Callable[[], None] = arm) -> None:
                 try:
                     if kind == "timer":
                         work.prelude()  # writes acknowledged before the kill (DUR-015)
-                        armed.start()
-                    work.run(100_000, halt, None if kind == "timer" else (kind, armed.start))
+                        start()
+                    work.run(100_000, halt, None if kind == "timer" else (kind, start))
                 except WorkloadFailed as error:
                     failure.append(str(error))
                 except (WireError, OSError):
@@ -301,7 +324,8 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
             thread.start()
             thread.join(timeout=max_delay + 120)
             stop.set()
-            timer.cancel()
+            for timer in timers:
+                timer.cancel()
             if failed:
                 kill(connection)  # the server failed: end it, then judge what it kept
             status = connection.exit_status()
@@ -335,6 +359,7 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
             result.failures.extend(Failure(v.rule, round_, seed, v.message)
                                    for v in verified.violations)
             if progress is not None:
+                delay = delays[-1] if delays else 0.0
                 progress(f"round {round_}/{rounds}: killed after {delay:.2f} s"
                          f"{'' if cut == 'timer' else ' into a large ' + cut}, "
                          f"{acked} new acknowledged writes, "
