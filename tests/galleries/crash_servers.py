@@ -9,7 +9,7 @@ command must report failed for each (``tests/test_crash_controls.py``).
 
 - :class:`RefusesWritesAfterRestart`: once its location was opened before,
   every write is refused ``unavailable`` (DUR-008, DUR-015).
-- :class:`JournalInMemory`: ``journal_mode=MEMORY`` and a cache of 100 pages,
+- :class:`JournalInMemory`: ``journal_mode=MEMORY`` and a cache of 10 pages,
   so a large write spills pages into the file before its COMMIT and a kill
   in the write phase leaves a half-written file (chapter DUR, often DUR-005).
 - :class:`HeadInSecondTransaction`: the head is kept in a second file, written
@@ -88,7 +88,7 @@ class JournalInMemory(_WireSqlite):
     def __init__(self, path: str | os.PathLike[str], **kwargs: Any) -> None:
         super().__init__(path, **kwargs)
         self._connection.execute("PRAGMA journal_mode = MEMORY")
-        self._connection.execute("PRAGMA cache_size = 100")
+        self._connection.execute("PRAGMA cache_size = 10")
 
 
 class HeadInSecondTransaction(_WireSqlite):

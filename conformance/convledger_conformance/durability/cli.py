@@ -174,6 +174,7 @@ def main(argv: Sequence[str]) -> int:
         "aims": {kind: {"twinSeconds": twin, "writeSeconds": full}
                  for kind, (twin, full) in crash.aims.items()},
         "declared": sorted(crash.declared),
+        "watched": sorted(crash.watched),
     }
     if concurrent is not None:
         summary.update({

@@ -117,8 +117,9 @@ def verify(store: EveryOperation, ledger: Ledger) -> Verified:
         elif attempt.op == "catch_up":
             _check_catch_up(verified, attempt, len(events))
         if attempt.status == "refused" and any(present):
-            verified.fail("DUR-002", f"refused {attempt.op} of {attempt.conversation!r} "
-                          f"({attempt.result}) is visible after the kill")
+            verified.fail("DUR-005" if attempt.op == "import" else "DUR-002", (
+                f"refused {attempt.op} of {attempt.conversation!r} ({attempt.result}) is "
+                f"visible after the kill: {sum(present)} of its {len(present)} events"))
     for conversation in sorted(unsettled):
         seeds = [e for a in ledger.attempts if a.conversation == conversation
                  and a.op != "purge" and a.status == "acked" for e in a.event_ids]
