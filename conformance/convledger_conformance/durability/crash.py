@@ -371,7 +371,7 @@ def crash_run(target: Target, rounds: int, seed: int, *, max_delay: float = 1.2,
                         start()
                     work.run(100_000, halt, None if kind == "timer" else (kind, start))
                 except WorkloadFailed as error:
-                    failure.append(str(error))
+                    failure.append(f"{error}")  # for the report only
                 except (WireError, OSError):
                     return  # the kill cut the call off: its attempt stays pending
 

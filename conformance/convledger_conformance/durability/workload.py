@@ -164,7 +164,7 @@ class Workload:
             attempt.status, attempt.result = "refused", refusal.kind
             return
         except WireProtocolError as error:  # ``internal`` or a malformed reply (WIR-008)
-            attempt.status, attempt.result = "failed", str(error)
+            attempt.status, attempt.result = "failed", f"{error}"  # for the report only
             raise WorkloadFailed(f"{attempt.op} of {attempt.conversation!r}: {error}") from None
         attempt.status = "acked"
 
