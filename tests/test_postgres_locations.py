@@ -26,6 +26,7 @@ from convledger.postgres.locations import (  # noqa: E402
 )
 from convledger_conformance.cli import main  # noqa: E402
 from convledger_conformance.durability.crash import Target  # noqa: E402
+from convledger_conformance.durability.handoff import hand_off_calls  # noqa: E402
 from convledger_conformance.durability.workload import state_draft  # noqa: E402
 
 SQLITE_SERVER = f"{sys.executable} -m convledger serve-wire --store sqlite"
@@ -148,7 +149,8 @@ def test_the_crash_command_passes_the_postgres_server_and_leaves_no_schema(
     assert {row["status"] for row in report["requirements"]} == {"passed"}, report
     summary = report["summary"]
     assert summary["kills"] == 2 and summary["acknowledgedChecks"] > 0
-    assert summary["calls"] == 40 and summary["cleanupErrors"] == []
+    # 2 clients x 20 steps, then the hand-off's calls (every client sees every other's append)
+    assert summary["calls"] == 40 + hand_off_calls(2) and summary["cleanupErrors"] == []
     assert _crash_schemas(pg_dsn) <= before
 
 
