@@ -63,7 +63,7 @@ from typing import Any
 import attrs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pg_faults import _bindir, _free_port  # noqa: E402
+from pg_faults import _bindir, _free_port
 
 BATCH = 3
 """Events per batch."""

@@ -1,4 +1,4 @@
-"""Settling an append whose outcome is unknown (chapter DUR, DUR-014 .. DUR-018).
+"""Settling an append whose outcome is unknown (chapter DUR, DUR-014 .. DUR-017).
 
 An append refused with ``unavailable`` after the store may have committed it
 (a connection lost during ``COMMIT``, a timeout, a server gone with the
@@ -7,12 +7,13 @@ all (DUR-002), and the caller does not know which. :func:`settle_append` finds
 out with the operations every store has (``append``, ``read``), and ends with
 the batch stored exactly once and its stored envelopes in hand:
 
-| the same append sent again answers        | meaning                              | result      |
-|-------------------------------------------|--------------------------------------|-------------|
-| the envelopes                             | the first attempt did not commit     | ``appended``|
-| ``duplicate`` (no expected head)          | an eventId is stored: read it back   | ``committed`` when the batch is found whole, at consecutive seqs, with the drafts' contents; else ``duplicate`` |
-| ``conflict`` carrying the head (expected) | the head moved: read the seqs after the expected head | ``committed`` when they hold the batch; else ``conflict`` |
-| ``unavailable``                           | still unknown                        | raised: settle again later |
+- the envelopes: the first attempt did not commit; ``appended``.
+- ``duplicate`` (no expected head): an eventId is stored; read it back: ``committed``
+  when the batch is found whole, at consecutive seqs, with the drafts' contents, else
+  ``duplicate``.
+- ``conflict`` (an expected head): read the seqs after the expected head: ``committed``
+  when they hold the batch, else ``conflict``.
+- ``unavailable``: still unknown; raised, settle again later.
 
 It is exact because an eventId is stored at most once in a store (LED-003)
 and a batch is stored whole or not at all (LED-004, DUR-002): one eventId of
@@ -49,7 +50,7 @@ class Appending(Protocol):
 
 @attrs.frozen
 class Settled:
-    """How an indeterminate append ended: its stored envelopes, and whether this call stored them."""
+    """How an indeterminate append ended: its stored envelopes, and whether settling stored them."""
 
     outcome: Literal["committed", "appended"]
     """``committed``: the first attempt had committed (DUR-015, DUR-016); ``appended``: it had
@@ -97,9 +98,9 @@ def settle_append(
         raise
     except DuplicateError:
         # DUR-015: an eventId of the batch is stored; find the first one, then check the rest.
-        found = _find(store, conversation_id, batch, from_seq)
-        if found is not None:
-            return Settled("committed", found)
+        located = _find(store, conversation_id, batch, from_seq)
+        if located is not None:
+            return Settled("committed", located)
         raise
 
 

@@ -227,6 +227,8 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions, FaultSeam):
                         connection.execute(WRITE if write else SNAPSHOT)
                         try:
                             result = body(connection)
+                            # PGS-071: a connection lost during COMMIT raises unavailable, an
+                            # indeterminate refusal (ERR-012), never retried here (PGS-012).
                             connection.execute("COMMIT")
                         except BaseException:
                             rollback(connection)
