@@ -82,7 +82,7 @@ max_wal_senders = 6
 wal_keep_size = 256MB
 wal_log_hints = on
 hot_standby = on
-synchronous_commit = on
+synchronous_commit = {commit}
 synchronous_standby_names = '*'
 """
 """Both nodes' settings (``pg_basebackup`` copies them to the standby): every commit waits
@@ -101,6 +101,7 @@ class Node:
         self.data = root / name
         self.port = _free_port()
         self.log = root / f"{name}.log"
+        self.synchronous_commit = "on"
 
     @property
     def conninfo(self) -> str:
@@ -119,7 +120,7 @@ class Node:
         self.run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
                  "--no-sync")
         with (self.data / "postgresql.conf").open("a", encoding="utf-8") as conf:
-            conf.write(SETTINGS)
+            conf.write(SETTINGS.format(commit=self.synchronous_commit))
         with (self.data / "pg_hba.conf").open("a", encoding="utf-8") as hba:
             hba.write("host replication postgres 127.0.0.1/32 trust\n")
         self.start()
@@ -223,12 +224,14 @@ def _wait_sync(primary: Node, timeout: float = 120.0) -> None:
 
 
 @contextlib.contextmanager
-def replicated_pair() -> Iterator[tuple[Node, Node, Path]]:
+def replicated_pair(synchronous_commit: str = "on") -> Iterator[tuple[Node, Node, Path]]:
     """A primary and its synchronous standby, both removed afterwards whatever happened."""
     root = Path(tempfile.mkdtemp(prefix="convledger-pgfailover-"))
     if os.geteuid() == 0:
         shutil.chown(root, "postgres", "postgres")
     nodes = [Node(root, "a"), Node(root, "b")]
+    for node in nodes:
+        node.synchronous_commit = synchronous_commit
     try:
         primary, standby = nodes
         primary.init_primary()
@@ -491,7 +494,7 @@ def failover(old: Node, new: Node) -> str:
 def run(arguments: argparse.Namespace) -> int:
     rng = random.Random(arguments.seed)
     started = time.perf_counter()
-    with replicated_pair() as (primary, standby, root):
+    with replicated_pair(arguments.synchronous_commit) as (primary, standby, root):
         dsn = multi_host_dsn([primary, standby])
         logs = root / "logs"
         logs.mkdir()
@@ -548,6 +551,7 @@ def run(arguments: argparse.Namespace) -> int:
     print(f"writers: {arguments.writers} ({(arguments.writers + 1) // 2} on one hot conversation"
           f" without an expected head, the others each on its own with one); {BATCH} events"
           " per batch")
+    print(f"synchronous_commit: {arguments.synchronous_commit}")
     print(f"primary kills and promotions: {killed}; old primaries made standbys again:"
           f" {dict(rebuilt)}")
     print(f"acknowledged writes checked: {found.acknowledged_batches} batches /"
@@ -576,6 +580,10 @@ def main() -> int:
     parser.add_argument("--kills", type=int, help="primary kills (default 20, --small 3)")
     parser.add_argument("--writers", type=int, help="writer processes (default 6, --small 4)")
     parser.add_argument("--seed", type=int, default=36)
+    parser.add_argument("--synchronous-commit", default="on",
+                        choices=("on", "remote_apply", "remote_write", "local", "off"),
+                        help="the primary's synchronous_commit (default on); local or off is"
+                             " the negative control: acknowledged writes can be lost")
     parser.add_argument("--command", default="",
                         help="a wire server command with {dsn} (and {dir}); default: the"
                              " reference store in process")
