@@ -17,7 +17,10 @@ on its own, appending with one). Then, round after round:
    moment of the writers' commits;
 3. promote the standby (``pg_ctl promote``); the writers' next calls reconnect
    to it through the multi-host DSN (PGS-070, PGS-071);
-4. make the old primary's data directory a standby of the new primary again
+4. (before the kill) stall the standby's WAL receiver for 0.2 .. 0.5 s
+   (SIGSTOP, SIGCONT after the kill), so that commits are waiting for it
+   when the primary dies; then
+5. make the old primary's data directory a standby of the new primary again
    (``pg_rewind -R``, or a fresh ``pg_basebackup -R`` when the rewind fails)
    and wait until it streams synchronously.
 
@@ -71,7 +74,7 @@ SETTLE_PAUSE = 0.2
 """Seconds a writer waits between two attempts to settle an indeterminate batch."""
 SETTLE_LIMIT = 300.0
 """Seconds a writer tries to settle one batch before it reports it unsettled."""
-PROGRESS_TIMEOUT = 180.0
+PROGRESS_TIMEOUT = 120.0
 """Seconds to wait for writes acknowledged after a promotion before the round fails."""
 SETTINGS = """
 listen_addresses = '127.0.0.1'
@@ -169,6 +172,15 @@ class Node:
             with contextlib.suppress(OSError):
                 stale.unlink()
         return len(victims)
+
+    def receiver(self) -> int | None:
+        """The pid of this standby's WAL receiver, if it runs."""
+        main = self.postmaster()
+        for pid in _children(main) if main else []:
+            with contextlib.suppress(OSError):
+                if b"walreceiver" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return pid
+        return None
 
     def stop(self) -> None:
         if self.postmaster() is not None and _alive(self.postmaster() or 0):
@@ -374,17 +386,20 @@ def start_writers(count: int, dsn: str, schema: str, command: str, location: Pat
     return writers
 
 
-def _progress(writers: list[Writer], since: dict[str, int], least: int) -> None:
-    """Wait until every writer has ``least`` more acknowledged batches than ``since``."""
+def _progress(writers: list[Writer], since: dict[str, int], least: int) -> bool:
+    """Wait until every writer has ``least`` more acknowledged batches than ``since``; False
+    when one has not within :data:`PROGRESS_TIMEOUT` (the run then stops and is audited)."""
     deadline = time.monotonic() + PROGRESS_TIMEOUT
     while time.monotonic() < deadline:
         if all(len(w.acknowledged()) >= since.get(w.name, 0) + least for w in writers):
-            return
+            return True
         if any(w.process.poll() is not None for w in writers):
             raise RuntimeError("a writer ended before the run did")
         time.sleep(0.05)
-    raise RuntimeError(f"writers acknowledged nothing new within {PROGRESS_TIMEOUT:.0f} s "
-                       "after a promotion (DUR-008)")
+    stuck = [w.name for w in writers if len(w.acknowledged()) < since.get(w.name, 0) + least]
+    print(f"FAILED DUR-008: writers {stuck} had nothing acknowledged within"
+          f" {PROGRESS_TIMEOUT:.0f} s after the last promotion", flush=True)
+    return False
 
 
 # -- the audit --------------------------------------------------------------------------------
@@ -511,12 +526,28 @@ def run(arguments: argparse.Namespace) -> int:
                                 stop, logs)
         rebuilt: Counter[str] = Counter()
         killed = 0
+        stalled = False
         try:
             since: dict[str, int] = {}
             for number in range(arguments.kills):
-                _progress(writers, since, 2)
-                time.sleep(rng.uniform(0.0, 0.1))  # a random moment among the commits
-                processes = primary.kill()
+                if not _progress(writers, since, 2):
+                    stalled = True
+                    break
+                # The standby's WAL receiver stalls a moment before the kill (SIGSTOP, then
+                # SIGCONT once the primary is gone): the commits of that moment are on the
+                # primary only. Synchronous, none of them is acknowledged, and each must be
+                # settled; with --synchronous-commit local they are, and the audit finds them
+                # lost.
+                receiver = standby.receiver()
+                if receiver is not None:
+                    os.kill(receiver, signal.SIGSTOP)
+                try:
+                    time.sleep(rng.uniform(0.2, 0.5))  # a random moment among the commits
+                    processes = primary.kill()
+                finally:
+                    if receiver is not None:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(receiver, signal.SIGCONT)
                 killed += 1
                 down = time.perf_counter()
                 how = failover(primary, standby)
@@ -526,7 +557,8 @@ def run(arguments: argparse.Namespace) -> int:
                 print(f"kill {number + 1}: {processes} processes of the primary SIGKILLed;"
                       f" promoted port {primary.port}, old primary back as standby by {how}"
                       f" in {time.perf_counter() - down:.1f} s", flush=True)
-            _progress(writers, since, 2)  # the last primary takes writes too
+            if not stalled and not _progress(writers, since, 2):  # the last primary too
+                stalled = True
         except BaseException:
             for writer in writers:  # a failed run: no writer outlives it
                 writer.process.kill()
@@ -564,7 +596,7 @@ def run(arguments: argparse.Namespace) -> int:
           f" {found.unacknowledged_stored}; refusals {found.kinds}; untyped {found.untyped};"
           f" writer exits {exits}")
     print(f"wall time: {wall:.1f} s")
-    bad = (not found.ok or killed != arguments.kills or any(exits)
+    bad = (not found.ok or killed != arguments.kills or any(exits) or stalled
            or found.acknowledged_batches == 0)
     print("result: " + ("FAILED" if bad else
                         "ok: nothing acknowledged lost, every indeterminate write settled"))
