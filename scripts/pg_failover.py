@@ -25,8 +25,8 @@ on its own, appending with one). Then, round after round:
    and wait until it streams synchronously.
 
 A writer whose append is refused ``unavailable`` does not know whether it
-committed (ERR-012): it settles the batch with the procedure of chapter DUR
-(``convledger.settle.settle_append``, DUR-014 .. DUR-017) until it gets an
+committed (ERR-013): it settles the batch with the procedure of chapter DUR
+(``convledger.settle.settle_append``, DUR-017 .. DUR-020) until it gets an
 answer, and logs whether the batch had committed or was appended by the
 settling call. At the end the store is read through the new primary and
 checked against every writer's log: every acknowledged batch (acknowledged by
@@ -315,7 +315,7 @@ def writer_main(arguments: list[str]) -> None:
                 if refusal.kind != "unavailable":
                     batch += 1
                     continue
-                # ERR-012: the outcome is unknown; DUR-014 .. DUR-017 settle it.
+                # ERR-013: the outcome is unknown; DUR-017 .. DUR-020 settle it.
                 note({"batch": batch, "indeterminate": True})
                 deadline = time.monotonic() + SETTLE_LIMIT
                 placed = None

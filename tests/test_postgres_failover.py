@@ -2,8 +2,8 @@
 
 The default run uses the machine's server only: a DSN that names a port where
 nothing listens before it (PGS-070), and a connection terminated by the server
-under the store (PGS-013, ERR-012), after which the next call reconnects and
-the refused batch is settled (DUR-017). The real failover (a primary killed
+under the store (PGS-013, ERR-013), after which the next call reconnects and
+the refused batch is settled (DUR-020). The real failover (a primary killed
 with SIGKILL, its synchronous standby promoted, three times) is
 ``scripts/pg_failover.py --small``, run by ``pytest -m pg_faults`` and by
 ``.ci/run``.
@@ -74,7 +74,7 @@ def test_no_statement_timeout_by_default(store: PostgresStore) -> None:
 def test_a_lost_connection_is_unavailable_then_reconnects_and_settles(
     store: PostgresStore, pg_dsn: str
 ) -> None:
-    """PGS-013, PGS-071, ERR-012, DUR-017: terminated, refused, reconnected, settled.
+    """PGS-013, PGS-071, ERR-013, DUR-020: terminated, refused, reconnected, settled.
 
     The store does not retry the lost call itself (PGS-071): the batch is not stored until
     settling appends it.

@@ -1,8 +1,8 @@
-"""Settling an append whose outcome is unknown (chapter DUR, DUR-014 .. DUR-017).
+"""Settling an append whose outcome is unknown (chapter DUR, DUR-017 .. DUR-020).
 
 An append refused with ``unavailable`` after the store may have committed it
 (a connection lost during ``COMMIT``, a timeout, a server gone with the
-request in flight) is *indeterminate* (ERR-012): it is stored whole or not at
+request in flight) is *indeterminate* (ERR-013): it is stored whole or not at
 all (DUR-002), and the caller does not know which. :func:`settle_append` finds
 out with the operations every store has (``append``, ``read``), and ends with
 the batch stored exactly once and its stored envelopes in hand:
@@ -53,13 +53,13 @@ class Settled:
     """How an indeterminate append ended: its stored envelopes, and whether settling stored them."""
 
     outcome: Literal["committed", "appended"]
-    """``committed``: the first attempt had committed (DUR-015, DUR-016); ``appended``: it had
-    not, and the retry stored the batch now (DUR-014)."""
+    """``committed``: the first attempt had committed (DUR-018, DUR-019); ``appended``: it had
+    not, and the retry stored the batch now (DUR-017)."""
     envelopes: tuple[Envelope, ...]
 
 
 def same_event(draft: EventDraft, stored: Envelope) -> bool:
-    """DUR-017: the stored envelope is this draft (eventId, kind, occurredAt, payload, flags)."""
+    """DUR-020: the stored envelope is this draft (eventId, kind, occurredAt, payload, flags)."""
     return (draft.event_id == stored.event_id and draft.kind == stored.kind
             and draft.occurred_at == stored.occurred_at
             and draft.schema_version == stored.schema_version
@@ -75,7 +75,7 @@ def settle_append(
     expected_head: int | None = None,
     from_seq: int = 1,
 ) -> Settled:
-    """DUR-014 .. DUR-017: the outcome of an indeterminate append, the batch stored exactly once.
+    """DUR-017 .. DUR-020: the outcome of an indeterminate append, the batch stored exactly once.
 
     ``from_seq`` is a seq at or before the batch's first (the head the caller
     last saw plus one; 1 when it knows nothing): the read back starts there.
@@ -88,7 +88,7 @@ def settle_append(
         return Settled("appended", store.append(conversation_id, batch,
                                                    expected_head=expected_head))
     except ConflictError as refusal:
-        # DUR-016: LED-005 comes before LED-003 (ERR-010), so a committed first attempt with an
+        # DUR-019: LED-005 comes before LED-003 (ERR-010), so a committed first attempt with an
         # expected head answers conflict: the batch, if it committed, is right after that head.
         if expected_head is None or refusal.actual is None:
             raise
@@ -97,7 +97,7 @@ def settle_append(
             return Settled("committed", found)
         raise
     except DuplicateError:
-        # DUR-015: an eventId of the batch is stored; find the first one, then check the rest.
+        # DUR-018: an eventId of the batch is stored; find the first one, then check the rest.
         located = _find(store, conversation_id, batch, from_seq)
         if located is not None:
             return Settled("committed", located)
@@ -110,7 +110,7 @@ def _window(store: Appending, conversation_id: str, first: int, count: int) -> t
 
 
 def _is_batch(batch: tuple[EventDraft, ...], found: tuple[Envelope, ...]) -> bool:
-    """DUR-017: the batch whole, in order, at consecutive seqs, with the drafts' contents."""
+    """DUR-020: the batch whole, in order, at consecutive seqs, with the drafts' contents."""
     return (len(found) == len(batch)
             and all(same_event(d, e) for d, e in zip(batch, found, strict=True))
             and [e.seq for e in found] == list(range(found[0].seq, found[0].seq + len(found))))

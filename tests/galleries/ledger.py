@@ -175,7 +175,7 @@ class IgnoresExpectedHead(MemoryStore):
 
 
 class StoresRetriedBatchAgain(MemoryStore):
-    """DUR-014: a batch sent again whose every event is stored, same contents, is stored again.
+    """DUR-017: a batch sent again whose every event is stored, same contents, is stored again.
 
     The mistake of a store that takes a retry after a lost answer for a new write: it forgets
     the batch's eventIds and appends it a second time at new seqs.
@@ -407,7 +407,7 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("ledger", RefusesOneSeqWindow, "LED-008"),
     broken("ledger", IgnoresExpectedHead, "LED-005"),
     broken("ledger", SharesPayloads, "LED-014"),
-    broken("ledger", StoresRetriedBatchAgain, "DUR-014"),
+    broken("ledger", StoresRetriedBatchAgain, "DUR-017"),
     broken("ledger", AppendsIgnorableUnknownKinds, "KND-002"),
     broken("ledger", ConflictWithoutHead, "ERR-005"),
     broken("ledger", PartialBatchOnDuplicate, "LED-004", "ERR-004"),

@@ -229,7 +229,7 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions, FaultSeam):
                         try:
                             result = body(connection)
                             # PGS-071: a connection lost during COMMIT raises unavailable, an
-                            # indeterminate refusal (ERR-012), never retried here (PGS-012).
+                            # indeterminate refusal (ERR-013), never retried here (PGS-012).
                             connection.execute("COMMIT")
                         except BaseException:
                             rollback(connection)
