@@ -189,6 +189,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.sqlite.checks_runtime_transactions",
     "convledger_conformance.sqlite.checks_runtime_records",
     "convledger_conformance.durability.checks",
+    "convledger_conformance.durability.checks_settle",
     "convledger_conformance.durability.checks_migration",
     "convledger_conformance.sqlite.checks_search",
     "convledger_conformance.sqlite.checks_index",

@@ -28,6 +28,7 @@ from convledger.errors import (
 )
 from convledger.memory import MemoryStore
 from convledger.projections.definition import ProjectionDefinition
+from convledger.settle import same_event
 from convledger.spills import companion as spill_companion
 from convledger.store import Capability, ImportReport, Page
 from galleries import BrokenStore, broken
@@ -171,6 +172,26 @@ class IgnoresExpectedHead(MemoryStore):
         self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
     ) -> tuple[Envelope, ...]:
         return super()._append(conversation_id, drafts, None)
+
+
+class StoresRetriedBatchAgain(MemoryStore):
+    """DUR-017: a batch sent again whose every event is stored, same contents, is stored again.
+
+    The mistake of a store that takes a retry after a lost answer for a new write: it forgets
+    the batch's eventIds and appends it a second time at new seqs.
+    """
+
+    def _append(
+        self, conversation_id: str, drafts: tuple[EventDraft, ...], expected_head: int | None
+    ) -> tuple[Envelope, ...]:
+        stored = {e.event_id: e for e in self._ledgers.get(conversation_id, [])}
+        if all(d.event_id in stored and same_event(d, stored[d.event_id]) for d in drafts):
+            self._event_ids.difference_update(d.event_id for d in drafts)
+            try:
+                return super()._append(conversation_id, drafts, expected_head)
+            finally:
+                self._event_ids.update(d.event_id for d in drafts)
+        return super()._append(conversation_id, drafts, expected_head)
 
 
 class SharesPayloads(MemoryStore):
@@ -386,6 +407,7 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("ledger", RefusesOneSeqWindow, "LED-008"),
     broken("ledger", IgnoresExpectedHead, "LED-005"),
     broken("ledger", SharesPayloads, "LED-014"),
+    broken("ledger", StoresRetriedBatchAgain, "DUR-017"),
     broken("ledger", AppendsIgnorableUnknownKinds, "KND-002"),
     broken("ledger", ConflictWithoutHead, "ERR-005"),
     broken("ledger", PartialBatchOnDuplicate, "LED-004", "ERR-004"),

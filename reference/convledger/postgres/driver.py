@@ -90,6 +90,8 @@ def connect(settings: Settings) -> Connection:
     cannot be reached ``unavailable``.
     """
     psycopg = psycopg_module()
+    # PGS-070: the DSN may name several hosts (libpq: host=a,b, target_session_attrs=read-write);
+    # every connection, a reconnection too (PGS-013), goes through it to the host taking writes.
     connection: Connection = psycopg.connect(
         settings.dsn,
         autocommit=True,

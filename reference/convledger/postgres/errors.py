@@ -164,6 +164,7 @@ def translate(error: Exception, operation: str) -> LedgerError | RetryableFailur
     if isinstance(error, psycopg.DataError):
         return InvalidInputError(f"the server refused a value; {detail}",
                                  requirement="ERR-006")
+    # PGS-013, ERR-013: a lost connection is unavailable; after a COMMIT was sent, indeterminate.
     if isinstance(error, (psycopg.OperationalError, psycopg.InterfaceError)):
         return ServerUnavailableError(f"the server is unavailable; {detail}",
                                       requirement="PGS-013")

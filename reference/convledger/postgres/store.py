@@ -124,9 +124,10 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions, FaultSeam):
 
         ``lock_timeout`` bounds the wait for a conversation's row lock (then
         ``conflict``, PGS-011); ``statement_timeout``, when given, bounds every
-        statement (then ``unavailable``, PGS-013). ``clock`` dates purges;
-        ``on_close`` runs once when the store closes; ``fault_probe`` is called
-        with a label after each write inside a transition's transaction
+        statement (then ``unavailable``, PGS-013); it is None by default, as a store
+        under failover needs (PGS-072: a cancelled wait for the standby commits).
+        ``clock`` dates purges; ``on_close`` runs once when the store closes;
+        ``fault_probe`` is called with a label after each write inside a transition's transaction
         (TRN-004; labels in ``runtime.py``). ``emptied`` is for the factory of
         PGS-053 only: the schema is one this store's class created and the
         factory emptied, so opening skips the catalog. Without psycopg installed this
@@ -227,6 +228,8 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions, FaultSeam):
                         connection.execute(WRITE if write else SNAPSHOT)
                         try:
                             result = body(connection)
+                            # PGS-071: a connection lost during COMMIT raises unavailable, an
+                            # indeterminate refusal (ERR-013), never retried here (PGS-012).
                             connection.execute("COMMIT")
                         except BaseException:
                             rollback(connection)
