@@ -1,0 +1,419 @@
+"""The operation sequences of a differential run, generated from a seed.
+
+A case is a list of :class:`Step`: one frame each. Most are requests on the
+case's store (``Handle(0)``): slices of the shipped trace vectors
+(``spec/vectors/traces``, translated to wire requests), ledger calls drawn
+from small pools (so ids collide and windows run past the head), and the
+malformed and hostile variants of chapter WIR and LIM: request members beyond
+``id``/``op``/``args`` (WIR-004), ``args`` members no row names (WIR-026),
+draft members beyond the six (WIR-012), tags and simple values WIR-003
+excludes, bodies that are not a CBOR map, requests of the wrong shape,
+integer arguments sent as floats (WIR-011), hostile argument values (LIM),
+archives with another ``format`` or ``formatVersion`` (ARC-002) and, where
+both servers declare them, spills read with a callback (WIR-030 .. WIR-034)
+and searches. A *session* case also starts its own server and opens with
+``hello`` requests of another shape (WIR-006).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+import cbor2
+
+from convledger.memory import MemoryStore
+from convledger_conformance.diff.values import Handle, RawBody
+from convledger_conformance.vectors.traces import capabilities_of, iter_traces, trace_files
+
+STORE = Handle(0)
+CONVERSATIONS = ("c", "d", "c\u0000x")
+STAMP = "2024-05-01T12:00:00Z"
+
+
+@attrs.frozen(eq=False)
+class Step:
+    """One frame of a case: what it sends, how callbacks are answered, what it touches."""
+
+    family: str
+    op: str
+    send: Any
+    callbacks: str = "deny"
+    conversation: str | None = None
+    ids: tuple[str, ...] = ()
+
+
+# -- the shipped trace vectors as wire requests ----------------------------------------------
+
+_HARVEST: dict[str, Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]] = {
+    "transition": lambda s: ("transition", {
+        "conversationId": s["conversationId"],
+        "transition": {"type": s["type"], "input": s["input"]},
+        "eventId": s["eventId"], "occurredAt": s["occurredAt"]}),
+    "append": lambda s: ("append", {
+        "conversationId": s["conversationId"], "drafts": s["drafts"],
+        **({"expectedHead": s["expectedHead"]} if "expectedHead" in s else {})}),
+    "purge": lambda s: ("purge", {"conversationId": s["conversationId"]}),
+    "listActiveRuns": lambda s: ("listActiveRuns", {"conversationId": s["conversationId"]}),
+    "loadSnapshot": lambda s: ("loadSnapshot", {"conversationId": s["conversationId"]}),
+    "loadRun": lambda s: ("loadRun", {"conversationId": s["conversationId"],
+                                      "runId": s["runId"]}),
+    "scanRecoverable": lambda s: ("scanRecoverable", {
+        **({} if s.get("after") is None else {
+            "after": {"conversationId": s["after"][0], "ordinal": s["after"][1]}}),
+        "limit": s["limit"]}),
+    "roundTrip": lambda s: ("exportConversation", {"conversationId": s["conversationId"]}),
+    "read": lambda s: ("read", {
+        "conversationId": s["conversationId"], "fromSeq": s["fromSeq"], "limit": s["limit"],
+        **({"toSeq": s["toSeq"]} if "toSeq" in s else {})}),
+    "head": lambda s: ("head", {"conversationId": s["conversationId"]}),
+    "import": lambda s: ("importConversation", {"archive": s["archive"].encode("utf-8")}),
+    "catchUp": lambda s: ("catchUp", {
+        "conversationId": s["conversationId"], "definition": s["definition"],
+        **({"maxEvents": s["maxEvents"]} if "maxEvents" in s else {})}),
+    "loadCheckpoint": lambda s: ("loadCheckpoint", {"conversationId": s["conversationId"],
+                                                    "name": s["name"]}),
+    "projectionStatus": lambda s: ("projectionStatus", {
+        "conversationId": s["conversationId"], "name": s["name"]}),
+}
+
+
+@attrs.frozen
+class Script:
+    """One shipped trace as wire requests: (op, args, conversation) per step."""
+
+    name: str
+    capabilities: frozenset[str]
+    requests: tuple[tuple[str, dict[str, Any], str | None], ...]
+
+
+def scripts() -> list[Script]:
+    """Every shipped trace vector, translated to wire requests."""
+    found = []
+    for _, trace in iter_traces(trace_files()):
+        steps = [{k: v for k, v in step.items() if k not in ("expect", "digest")}
+                 for step in trace["steps"]]
+        requests = tuple((*_HARVEST[step["op"]](step), step.get("conversationId"))
+                         for step in steps)
+        found.append(Script(trace["name"], frozenset(capabilities_of(steps)) - {"ledger"},
+                            requests))
+    return found
+
+
+# -- the generator ---------------------------------------------------------------------------
+
+_HOSTILE: tuple[Any, ...] = (
+    None, "", "x", -1, 0, 2**53, 2**64, -(2**64) - 1, 1.5, float("inf"), True, [], {},
+    b"\x00", "\ud7ff" * 3, "a" * 1025, [[[[[]]]]], {"a": None},
+)
+_KINDS = ("state/set", "note/unknown", "runtime/transition")
+_WIRE_ONLY_TAGS: tuple[Any, ...] = (
+    cbor2.CBORTag(1, 0), cbor2.CBORTag(32, "http://x"), cbor2.CBORTag(24, b"\xa0"),
+    cbor2.undefined, cbor2.CBORSimpleValue(99),
+)
+_RAW_BODIES = (
+    bytes.fromhex("a0") + b"\x00",           # a map, then a byte after it
+    bytes.fromhex("bf626964 01 626f70 64 68656164 ff".replace(" ", "")),  # indefinite map
+    bytes.fromhex("83010203"),                # an array, not a map
+    bytes.fromhex("ff"),                      # a break with nothing open
+    b"",                                      # no item at all
+    bytes.fromhex("a1626f70 62 ff fe".replace(" ", "")),  # text that is not UTF-8
+    bytes.fromhex("a2626964 1b0000000000000063 626f70 64 68656164".replace(" ", "")),
+    bytes.fromhex("a1626964 f97e00".replace(" ", "")),   # id: NaN (half float)
+)
+HELLOS: tuple[Any, ...] = (
+    {"op": "hello", "args": {}},
+    {"op": "hello", "args": {"protocol": 1.0}},
+    {"op": "hello", "args": {"protocol": 2}},
+    {"op": "hello", "args": {"protocol": "1"}},
+    {"op": "hello"},
+    {"op": "hello", "args": {"protocol": None}},
+    {"op": "head", "args": {"store": 1, "conversationId": "c"}},
+    {"op": "hello", "args": {"protocol": 1}, "extra": True},
+)
+"""The first request of a session case, before the proper hello (WIR-006)."""
+
+_OP_IDS: dict[str, tuple[str, ...]] = {
+    "hello": ("WIR-006",), "newStore": ("WIR-020",), "append": ("WIR-013", "WIR-012"),
+    "read": ("WIR-013", "WIR-026"), "head": ("WIR-013",),
+    "exportConversation": ("WIR-013", "WIR-014"), "importConversation": ("WIR-013", "WIR-014"),
+    "transition": ("WIR-015",), "loadRun": ("WIR-015",), "listActiveRuns": ("WIR-015",),
+    "loadSnapshot": ("WIR-015",), "scanRecoverable": ("WIR-015",), "purge": ("WIR-015",),
+    "putSpill": ("WIR-016",), "getSpill": ("WIR-016", "WIR-030", "WIR-031", "WIR-032"),
+    "search": ("WIR-017", "WIR-030", "WIR-031", "WIR-032"), "catchUp": ("WIR-018",),
+    "loadCheckpoint": ("WIR-018",), "projectionStatus": ("WIR-018",),
+}
+_FAMILY_IDS: dict[str, tuple[str, ...]] = {
+    "raw": ("WIR-003", "WIR-004"), "tagged": ("WIR-003", "WIR-004"), "shape": ("WIR-004",),
+    "extra-member": ("WIR-004",), "extra-arg": ("WIR-026",), "draft-member": ("WIR-012",),
+    "float-integer": ("WIR-011", "CAN-017"), "hostile": ("LIM-001",),
+    "archive": ("ARC-002", "ERR-011"), "hello": ("WIR-006",), "unknown-op": ("WIR-007",),
+}
+
+
+def ids_of(family: str, op: str) -> tuple[str, ...]:
+    """The spec ids a step of ``family`` sending ``op`` exercises."""
+    return tuple(dict.fromkeys(_FAMILY_IDS.get(family, ()) + _OP_IDS.get(op, ())))
+
+
+class Generator:
+    """Cases for two servers whose common capabilities are ``capabilities``."""
+
+    def __init__(self, seed: int, capabilities: frozenset[str]) -> None:
+        self.seed = seed
+        self.capabilities = capabilities
+        self.scripts = [item for item in scripts() if item.capabilities <= capabilities]
+        self._archive = _sample_archive()
+        self._ids = iter(range(1, 2**32))
+
+    def case(self, number: int, length: int) -> list[Step]:
+        """Case ``number``: ``length`` steps on a fresh store (newStore first)."""
+        rng = random.Random(f"{self.seed}:{number}")
+        self._ids = iter(range(1, 2**32))
+        steps = [self._request("plain", "newStore", {}, None, store=False)]
+        families = self._families()
+        while len(steps) < length + 1:
+            family = families[(number + len(steps)) % len(families)]
+            steps.extend(self._make(family, rng))
+        return steps[: length + 1]
+
+    def session_case(self, number: int, length: int) -> list[Step]:
+        """A case for its own session: an odd hello first, then hello, newStore and steps."""
+        odd = HELLOS[number % len(HELLOS)]
+        self._ids = iter(range(1, 2**32))
+        first = Step("hello", str(odd.get("op")), {"id": next(self._ids), **odd},
+                     ids=ids_of("hello", "hello"))
+        return [first, self.hello(), *self.case(number, length)[:length + 1]]
+
+    def hello(self) -> Step:
+        """The proper first request (WIR-006)."""
+        return Step("plain", "hello", {"id": 0, "op": "hello", "args": {"protocol": 1}},
+                    ids=ids_of("hello", "hello"))
+
+    def _families(self) -> list[str]:
+        families = ["ledger", "script", "raw", "ledger", "tagged", "extra-member", "extra-arg",
+                    "draft-member", "shape", "float-integer", "hostile", "archive", "script",
+                    "unknown-op"]
+        if "spills" in self.capabilities:
+            families.append("spills")
+        if "search" in self.capabilities:
+            families.append("search")
+        return families
+
+    def _request(self, family: str, op: str, args: dict[str, Any], conversation: str | None,
+                 *, store: bool = True, callbacks: str = "deny") -> Step:
+        body = {"id": next(self._ids), "op": op,
+                "args": {**({"store": STORE} if store else {}), **args}}
+        return Step(family, op, body, callbacks, conversation, ids_of(family, op))
+
+    def _make(self, family: str, rng: random.Random) -> list[Step]:
+        return _FAMILIES[family](self, rng)
+
+    # -- families --------------------------------------------------------------------------
+
+    def ledger(self, rng: random.Random) -> list[Step]:
+        cid = rng.choice(CONVERSATIONS)
+        choice = rng.randrange(5)
+        if choice <= 1:
+            drafts = [_draft(rng) for _ in range(rng.randint(1, 3))]
+            args: dict[str, Any] = {"conversationId": cid, "drafts": drafts}
+            if rng.random() < 0.3:
+                args["expectedHead"] = rng.choice([0, 1, 2, 3, None])
+            return [self._request("ledger", "append", args, cid)]
+        if choice == 2:
+            args = {"conversationId": cid, "fromSeq": rng.choice([1, 2, 3, 7, 2**60]),
+                    "limit": rng.choice([1, 2, 1000])}
+            if rng.random() < 0.5:
+                args["toSeq"] = rng.choice([1, 2, 5, None])
+            return [self._request("ledger", "read", args, cid)]
+        if choice == 3:
+            return [self._request("ledger", "head", {"conversationId": cid}, cid)]
+        return [self._request("ledger", "exportConversation", {"conversationId": cid}, cid)]
+
+    def script(self, rng: random.Random) -> list[Step]:
+        if not self.scripts:
+            return self.ledger(rng)
+        chosen = rng.choice(self.scripts)
+        count = rng.randint(1, min(6, len(chosen.requests)))
+        return [self._request("script", op, args, cid) for op, args, cid in
+                chosen.requests[:count]]
+
+    def _any_request(self, rng: random.Random) -> Step:
+        return (self.script(rng) if rng.random() < 0.4 else self.ledger(rng))[0]
+
+    def raw(self, rng: random.Random) -> list[Step]:
+        return [Step("raw", "raw", RawBody(rng.choice(_RAW_BODIES)),
+                     ids=ids_of("raw", "raw"))]
+
+    def tagged(self, rng: random.Random) -> list[Step]:
+        base = self._any_request(rng)
+        body = dict(base.send)
+        odd = rng.choice(_WIRE_ONLY_TAGS)
+        where = rng.randrange(3)
+        if where == 0:
+            args = dict(body["args"])
+            name = rng.choice(sorted(args))
+            args[name] = odd
+            body["args"] = args
+        elif where == 1:
+            body["args"] = {**body["args"], "zzTagged": odd}
+        else:
+            body["op"] = odd if rng.random() < 0.3 else body["op"]
+            body["zzTagged"] = odd
+        return [attrs.evolve(base, family="tagged", send=body, ids=ids_of("tagged", base.op))]
+
+    def extra_member(self, rng: random.Random) -> list[Step]:
+        base = self._any_request(rng)
+        extra = rng.choice([("meta", 1), ("traceId", "t"), ("args2", {}), ("callback", 1)])
+        body = {**base.send, extra[0]: extra[1]}
+        return [attrs.evolve(base, family="extra-member", send=body,
+                             ids=ids_of("extra-member", base.op))]
+
+    def extra_arg(self, rng: random.Random) -> list[Step]:
+        base = self._any_request(rng)
+        body = {**base.send, "args": {**base.send["args"], "zzUnknown": rng.choice(_HOSTILE)}}
+        return [attrs.evolve(base, family="extra-arg", send=body,
+                             ids=ids_of("extra-arg", base.op))]
+
+    def draft_member(self, rng: random.Random) -> list[Step]:
+        cid = rng.choice(CONVERSATIONS)
+        drafts: list[Any] = [_draft(rng) for _ in range(rng.randint(1, 2))]
+        victim = dict(drafts[-1])
+        change = rng.randrange(4)
+        if change == 0:
+            victim["extra"] = rng.choice([1, "x", None])
+        elif change == 1:
+            victim["seq"] = 1
+        elif change == 2:
+            del victim[rng.choice(sorted(victim))]
+        else:
+            victim["ignorable"] = rng.choice([None, 0, "true"])
+        drafts[-1] = victim
+        return [self._request("draft-member", "append",
+                              {"conversationId": cid, "drafts": drafts}, cid)]
+
+    def shape(self, rng: random.Random) -> list[Step]:
+        base = self._any_request(rng)
+        body = dict(base.send)
+        change = rng.randrange(6)
+        if change == 0:
+            del body["id"]
+        elif change == 1:
+            body["id"] = rng.choice([-1, "7", True, 2**64, 1.0, None])
+        elif change == 2:
+            body["op"] = rng.choice([1, None, b"head"])
+        elif change == 3:
+            body["args"] = rng.choice([[], "x", None, 0])
+        elif change == 4:
+            del body["op"]
+        else:
+            body = {"id": body["id"], "op": body["op"], "args": {**body["args"], "store": None}}
+        return [attrs.evolve(base, family="shape", send=body, ids=ids_of("shape", base.op))]
+
+    def unknown_op(self, rng: random.Random) -> list[Step]:
+        # not ``capabilities``, ``openStore`` nor a capability's request: conforming servers
+        # that declare different capabilities answer those differently
+        op = rng.choice(["frobnicate", "Append", "", "headS"])
+        return [self._request("unknown-op", op, {"conversationId": "c"}, "c")]
+
+    def float_integer(self, rng: random.Random) -> list[Step]:
+        cid = rng.choice(CONVERSATIONS)
+        choice = rng.randrange(3)
+        if choice == 0:
+            args = {"conversationId": cid, "fromSeq": 1.0, "limit": rng.choice([10.0, 10])}
+            return [self._request("float-integer", "read", args, cid)]
+        if choice == 1:
+            args = {"conversationId": cid, "drafts": [_draft(rng)], "expectedHead": 0.0}
+            return [self._request("float-integer", "append", args, cid)]
+        draft = {**_draft(rng), "schemaVersion": 1.0}
+        return [self._request("float-integer", "append",
+                              {"conversationId": cid, "drafts": [draft]}, cid)]
+
+    def hostile(self, rng: random.Random) -> list[Step]:
+        base = self._any_request(rng)
+        args = dict(base.send["args"])
+        names = sorted(name for name in args if name != "store")
+        if names:
+            args[rng.choice(names)] = rng.choice(_HOSTILE)
+        body = {**base.send, "args": args}
+        return [attrs.evolve(base, family="hostile", send=body, ids=ids_of("hostile", base.op))]
+
+    def archive(self, rng: random.Random) -> list[Step]:
+        text = self._archive
+        cid = rng.choice(CONVERSATIONS[:2])
+        text = text.replace('"conversationId":"c"', json.dumps({"conversationId": cid})[1:-1]
+                            .replace(": ", ":"))
+        change = rng.randrange(3)
+        if change == 0:
+            value = rng.choice(["null", '"1"', "1.0", "1.5", "2", "true", "-1", "1e0", "[1]"])
+            text = text.replace('"formatVersion":1', f'"formatVersion":{value}')
+        elif change == 1:
+            text = text.replace('"format":"convledger.archive"',
+                                rng.choice(['"format":"other"', '"format":null']))
+            if rng.random() < 0.5:
+                text = text.replace('"formatVersion":1', '"formatVersion":null')
+        else:
+            text = text.replace('"formatVersion":1,', "")
+        return [self._request("archive", "importConversation",
+                              {"archive": text.encode("utf-8")}, cid)]
+
+    def spills(self, rng: random.Random) -> list[Step]:
+        cid = rng.choice(CONVERSATIONS[:2])
+        reference = rng.choice(["r1", "r2"])
+        put = self._request("spills", "putSpill", {
+            "conversationId": cid, "data": rng.choice([b"\x00bytes\xff", b""]),
+            "mediaType": "application/octet-stream",
+            "operation": {"operationId": "op-1", "authorization": {"user": "u-1"}},
+            "reference": reference, "eventId": f"s-{rng.randrange(4)}", "occurredAt": STAMP,
+        }, cid)
+        authorize = rng.choice([True, True, True, False])
+        get = self._request("spills", "getSpill", {
+            "conversationId": cid, "reference": reference, "authorize": authorize,
+        }, cid, callbacks=rng.choice(["grant", "deny", "raise"]))
+        return [put, get] if rng.random() < 0.6 else [get]
+
+    def search(self, rng: random.Random) -> list[Step]:
+        args = {"requester": rng.choice(["c", "d"]), "query": rng.choice(["slot", "x", ""]),
+                "authorize": True}
+        if rng.random() < 0.5:
+            args["scope"] = list(CONVERSATIONS[:2])
+        return [self._request("search", "search", args, None,
+                              callbacks=rng.choice(["grant", "deny", "raise"]))]
+
+
+_FAMILIES: dict[str, Callable[[Generator, random.Random], list[Step]]] = {
+    "ledger": Generator.ledger, "script": Generator.script, "raw": Generator.raw,
+    "tagged": Generator.tagged, "extra-member": Generator.extra_member,
+    "extra-arg": Generator.extra_arg, "draft-member": Generator.draft_member,
+    "shape": Generator.shape, "unknown-op": Generator.unknown_op,
+    "float-integer": Generator.float_integer, "hostile": Generator.hostile,
+    "archive": Generator.archive, "spills": Generator.spills, "search": Generator.search,
+}
+
+
+def _draft(rng: random.Random) -> dict[str, Any]:
+    kind = rng.choice(_KINDS)
+    payload: Any = {"name": "slot", "version": 1, "value": rng.randrange(3), "actor": "diff"}
+    return {"eventId": f"e-{rng.randrange(6)}", "kind": kind, "occurredAt": STAMP,
+            "payload": payload, "schemaVersion": 1, "ignorable": rng.random() < 0.3}
+
+
+def _sample_archive() -> str:
+    """The canonical archive of a two-event conversation ``c``, from the reference."""
+    store = MemoryStore()
+    from convledger.envelope import EventDraft
+
+    store.append("c", [EventDraft(event_id=f"a-{n}", kind="state/set", occurred_at=STAMP,
+                                  payload={"name": "slot", "version": 1, "value": n,
+                                           "actor": "diff"}) for n in (1, 2)])
+    text = store.export_conversation("c").decode("utf-8")
+    store.close()
+    return text
+
+
+def step_names(steps: Sequence[Step]) -> list[str]:
+    """A short label per step (for messages)."""
+    return [f"{step.family}:{step.op}" for step in steps]
