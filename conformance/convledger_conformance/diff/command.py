@@ -40,6 +40,7 @@ from convledger_conformance.diff.engine import (
     Session,
     close_handles,
     first_difference,
+    in_step,
     member_at,
     observe,
     run_case,
@@ -59,7 +60,8 @@ EXIT_SERVER: Final = 3
 
 @attrs.frozen
 class Size:
-    """How much a profile runs: store cases of ``length`` steps, and session cases."""
+    """How much a profile runs: store cases of ``length`` chunks (one family each, a chunk
+    one request or a few), and session cases (each on servers of its own)."""
 
     cases: int
     length: int
@@ -67,12 +69,12 @@ class Size:
 
 
 PROFILES: Final = {
-    "smoke": Size(cases=16, length=12, sessions=8),
-    "ci": Size(cases=60, length=16, sessions=8),
-    "thorough": Size(cases=300, length=24, sessions=24),
+    "smoke": Size(cases=8, length=16, sessions=4),
+    "ci": Size(cases=30, length=20, sessions=8),
+    "thorough": Size(cases=200, length=32, sessions=24),
 }
-SESSION_LENGTH: Final = 4
-"""Steps after ``newStore`` in a session case (each of its shrink runs starts two servers)."""
+SESSION_LENGTH: Final = 3
+"""Chunks after ``newStore`` in a session case (each of its shrink runs starts two servers)."""
 LEAD: Final = ("A disagreement is a lead, not a verdict: the spec (spec/, by the ids named) "
                "decides which answer is right, and a point no sentence decides is a spec gap.")
 TRANSPORT: Final = "frames"
@@ -140,8 +142,11 @@ class Servers:
         outcome = run_case(self.reference, self.store, steps)
         close_handles(self.reference)
         close_handles(self.store)
-        if self.reference.gone or self.store.gone or outcome.disagreement is not None:
-            self.restart()  # replies may be out of step after a disagreement
+        if outcome.disagreement is not None and not (
+                in_step(self.reference) and in_step(self.store)):
+            self.restart()  # a server ended, or its replies are out of step
+        elif self.reference.gone or self.store.gone:
+            self.restart()
         return outcome
 
     def run_fresh(self, steps: Sequence[Step]) -> Outcome:
@@ -182,13 +187,13 @@ class Disagreement:
                 "trace": file, "sameSignature": self.also}
 
 
-def main(argv: Sequence[str]) -> int:
-    """Entry point of ``convledger-conformance diff``."""
+def main(argv: Sequence[str], size: Size | None = None) -> int:
+    """Entry point of ``convledger-conformance diff`` (``size`` overrides the profile's)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.timeout <= 0:
         parser.error("--timeout must be positive")
-    size = PROFILES[args.profile]
+    size = size or PROFILES[args.profile]
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     maker = reference_maker(args.reference)
     reference_name = f"reference-{args.reference}"
@@ -232,7 +237,7 @@ def main(argv: Sequence[str]) -> int:
     print(f"capabilities compared: {', '.join(sorted(common))} (reference declares "
           f"{', '.join(sorted(servers.reference.capabilities))}; store declares "
           f"{', '.join(sorted(servers.store.capabilities))})")
-    found: dict[tuple[str, str, str], Disagreement] = {}
+    found: dict[tuple[str, str], Disagreement] = {}
     counts = {"cases": 0, "steps": 0}
     hello_path = first_difference(reference_hello, store_hello)
     try:
@@ -279,7 +284,7 @@ def main(argv: Sequence[str]) -> int:
     return EXIT_DISAGREEMENT if found else 0
 
 
-def _one(found: dict[tuple[str, str, str], Disagreement], counts: dict[str, int], case: str,
+def _one(found: dict[tuple[str, str], Disagreement], counts: dict[str, int], case: str,
          steps: list[Step], runner: Callable[[Sequence[Step]], Outcome],
          prefix: list[tuple[Step, Any]]) -> None:
     outcome = runner(steps)
@@ -288,7 +293,7 @@ def _one(found: dict[tuple[str, str, str], Disagreement], counts: dict[str, int]
     if outcome.disagreement is None or outcome.path is None:
         return
     step = steps[outcome.disagreement]
-    signature = (step.family, step.op, _generic(outcome.path))
+    signature = (step.family, _generic(outcome.path))
     if signature in found:
         found[signature] = attrs.evolve(found[signature], also=found[signature].also + 1)
         return
@@ -312,8 +317,8 @@ def _parent(path: str) -> str:
     return path[:cut] if cut > 0 else path
 
 
-def _keep(found: dict[tuple[str, str, str], Disagreement], item: Disagreement) -> None:
-    found[(item.step.family, item.step.op, item.path)] = item
+def _keep(found: dict[tuple[str, str], Disagreement], item: Disagreement) -> None:
+    found[(item.step.family, item.path)] = item
 
 
 def _generic(path: str) -> str:

@@ -29,6 +29,7 @@ from convledger_conformance.diff.values import frame_bytes, to_tagged
 
 _SERVICE_ID = 2**32 - 1
 """The request id of the suite's own requests between steps (digests, closes)."""
+_PROBE_ID = 2**32 - 2
 _MAX_CALLBACKS = 64
 _ANSWERS: dict[str, dict[str, Any]] = {
     "grant": {"ok": True},
@@ -128,6 +129,19 @@ def _digest(session: Session, conversation: str | None) -> str | None:
     if isinstance(reply, dict) and isinstance(reply.get("ok"), bytes):
         return hashlib.sha256(reply["ok"]).hexdigest()
     return None
+
+
+def in_step(session: Session) -> bool:
+    """Whether the server's next frame answers the next request (after a disagreement)."""
+    if session.gone is not None:
+        return False
+    try:
+        session.peer.send(encode_frame({"id": _PROBE_ID, "op": "frobnicate"}))
+        reply = session.peer.read()
+    except PeerGone as error:
+        session.gone = str(error)
+        return False
+    return isinstance(reply, dict) and reply.get("id") == _PROBE_ID
 
 
 def close_handles(session: Session) -> None:

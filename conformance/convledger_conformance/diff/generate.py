@@ -170,23 +170,27 @@ class Generator:
         self._ids = iter(range(1, 2**32))
 
     def case(self, number: int, length: int) -> list[Step]:
-        """Case ``number``: ``length`` steps on a fresh store (newStore first)."""
+        """Case ``number``: newStore, then ``length`` chunks of one family each, in turn.
+
+        The families take turns from an offset that moves with ``number``, so a
+        case of at least as many chunks as there are families holds every family.
+        """
         rng = random.Random(f"{self.seed}:{number}")
         self._ids = iter(range(1, 2**32))
         steps = [self._request("plain", "newStore", {}, None, store=False)]
         families = self._families()
-        while len(steps) < length + 1:
-            family = families[(number + len(steps)) % len(families)]
-            steps.extend(self._make(family, rng))
-        return steps[: length + 1]
+        for chunk in range(length):
+            steps.extend(self._make(families[(number + chunk) % len(families)], rng))
+        return steps
 
     def session_case(self, number: int, length: int) -> list[Step]:
-        """A case for its own session: an odd hello first, then hello, newStore and steps."""
-        odd = HELLOS[number % len(HELLOS)]
+        """A case for its own session: two odd first requests (:data:`HELLOS`, in turn), then
+        hello, newStore and ``length`` chunks."""
         self._ids = iter(range(1, 2**32))
-        first = Step("hello", str(odd.get("op")), {"id": next(self._ids), **odd},
-                     ids=ids_of("hello", "hello"))
-        return [first, self.hello(), *self.case(number, length)[:length + 1]]
+        odd = [HELLOS[(2 * number + offset) % len(HELLOS)] for offset in (0, 1)]
+        first = [Step("hello", str(item.get("op")), {"id": next(self._ids), **item},
+                      ids=ids_of("hello", "hello")) for item in odd]
+        return [*first, self.hello(), *self.case(number, length)]
 
     def hello(self) -> Step:
         """The proper first request (WIR-006)."""
@@ -237,7 +241,7 @@ class Generator:
         if not self.scripts:
             return self.ledger(rng)
         chosen = rng.choice(self.scripts)
-        count = rng.randint(1, min(6, len(chosen.requests)))
+        count = rng.randint(1, min(4, len(chosen.requests)))
         return [self._request("script", op, args, cid) for op, args, cid in
                 chosen.requests[:count]]
 
@@ -280,14 +284,15 @@ class Generator:
 
     def draft_member(self, rng: random.Random) -> list[Step]:
         cid = rng.choice(CONVERSATIONS)
-        drafts: list[Any] = [_draft(rng) for _ in range(rng.randint(1, 2))]
+        drafts: list[Any] = [  # valid but for the change below, so nothing else refuses them
+            {**_draft(rng), "kind": "state/set", "eventId": f"m-{rng.randrange(10**6)}"}
+            for _ in range(rng.randint(1, 2))]
         victim = dict(drafts[-1])
-        change = rng.randrange(4)
-        if change == 0:
-            victim["extra"] = rng.choice([1, "x", None])
-        elif change == 1:
-            victim["seq"] = 1
-        elif change == 2:
+        change = rng.random()
+        if change < 0.7:  # a member outside the six (WIR-012)
+            victim[rng.choice(["extra", "seq", "conversationId", "Kind"])] = rng.choice(
+                [1, "x", None])
+        elif change < 0.85:
             del victim[rng.choice(sorted(victim))]
         else:
             victim["ignorable"] = rng.choice([None, 0, "true"])
@@ -367,13 +372,16 @@ class Generator:
             "conversationId": cid, "data": rng.choice([b"\x00bytes\xff", b""]),
             "mediaType": "application/octet-stream",
             "operation": {"operationId": "op-1", "authorization": {"user": "u-1"}},
-            "reference": reference, "eventId": f"s-{rng.randrange(4)}", "occurredAt": STAMP,
+            "reference": reference, "eventId": f"s-{rng.randrange(40)}", "occurredAt": STAMP,
         }, cid)
-        authorize = rng.choice([True, True, True, False])
         get = self._request("spills", "getSpill", {
-            "conversationId": cid, "reference": reference, "authorize": authorize,
+            "conversationId": cid, "reference": reference, "authorize": True,
         }, cid, callbacks=rng.choice(["grant", "deny", "raise"]))
-        return [put, get] if rng.random() < 0.6 else [get]
+        steps = [put, get] if rng.random() < 0.8 else [get]
+        if rng.random() < 0.3:  # a value that is not callable reaches the store (WIR-030)
+            steps.append(self._request("spills", "getSpill", {
+                "conversationId": cid, "reference": reference, "authorize": False}, cid))
+        return steps
 
     def search(self, rng: random.Random) -> list[Step]:
         args = {"requester": rng.choice(["c", "d"]), "query": rng.choice(["slot", "x", ""]),
