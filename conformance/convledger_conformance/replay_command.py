@@ -8,12 +8,13 @@
 Replays every trace of the file (the format of ``spec/vectors/traces``, as
 ``--record-failures`` writes it) on a fresh store of the factory, or of the
 wire server (a ``transport: frames`` trace of ``diff`` on a fresh server:
-the command started again, or the factory served in process), and prints one line per trace: ``passed``, ``failed`` with the
-first step whose outcome or state digest differs from the recording, or
-``not applicable`` when the store does not declare a capability the trace
-needs. Exit codes: those of ``convledger-conformance`` (0 every applicable
-trace passed, 1 one failed, 2 usage error or a file that is not a trace
-file, 3 the server could not be started).
+the command started again, or the factory served in process), and prints
+one line per trace: ``passed``, ``failed`` with the first step whose
+outcome or state digest differs from the recording, or ``not applicable``
+when the store does not declare a capability the trace needs. Exit codes:
+those of ``convledger-conformance`` (0 every applicable trace passed, 1 one
+failed, 2 usage error or a file that is not a trace file, 3 the server could
+not be started).
 """
 
 from __future__ import annotations
