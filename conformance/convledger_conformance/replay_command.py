@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from convledger.store import Capability
-from convledger_conformance.diff.command import TRANSPORT as FRAMES
-from convledger_conformance.diff.command import replay_frames
 from convledger_conformance.diff.peers import Peer, ProcessPeer, ThreadPeer
+from convledger_conformance.diff.traces import TRANSPORT as FRAMES
+from convledger_conformance.diff.traces import replay_frames
 from convledger_conformance.factories import DEFAULT_STORE, open_factory
 from convledger_conformance.registry import StoreFactory
 from convledger_conformance.vectors.traces import FORMAT, FORMAT_VERSION, replay

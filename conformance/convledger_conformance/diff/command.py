@@ -48,9 +48,8 @@ from convledger_conformance.diff.engine import (
 )
 from convledger_conformance.diff.generate import Generator, Step
 from convledger_conformance.diff.peers import Peer, PeerGone, ProcessPeer, ThreadPeer
-from convledger_conformance.diff.values import from_tagged, to_tagged
+from convledger_conformance.diff.traces import LEAD, frames_trace, record
 from convledger_conformance.factories import FactoryLoadError, load_factory
-from convledger_conformance.vectors.traces import FORMAT, FORMAT_VERSION
 from convledger_conformance.wire.connection import DEFAULT_TIMEOUT
 
 EXIT_DISAGREEMENT: Final = 1
@@ -75,11 +74,6 @@ PROFILES: Final = {
 }
 SESSION_LENGTH: Final = 3
 """Chunks after ``newStore`` in a session case (each of its shrink runs starts two servers)."""
-LEAD: Final = ("A disagreement is a lead, not a verdict: the spec (spec/, by the ids named) "
-               "decides which answer is right, and a point no sentence decides is a spec gap.")
-TRANSPORT: Final = "frames"
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``convledger-conformance diff``."""
     parser = argparse.ArgumentParser(
@@ -245,7 +239,7 @@ def main(argv: Sequence[str], size: Size | None = None) -> int:
             _keep(found, Disagreement("hello", servers.hello, 1, 1, hello_path,
                                       member_at(reference_hello, hello_path),
                                       member_at(store_hello, hello_path),
-                                      _trace("hello", [servers.hello], [reference_hello])))
+                                      frames_trace("hello", [servers.hello], [reference_hello])))
         for number in range(size.cases):
             steps = generator.case(number, size.length)
             _one(found, counts, f"case-{number}", steps, servers.run,
@@ -260,7 +254,8 @@ def main(argv: Sequence[str], size: Size | None = None) -> int:
     finally:
         servers.close()
     elapsed = time.monotonic() - started
-    files = _record(args.record, found.values()) if args.record else {}
+    files = record(args.record, [(item.case, item.step.op, item.trace)
+                                 for item in found.values()]) if args.record else {}
     for index, item in enumerate(found.values(), start=1):
         _print(index, item, files.get(item.case), target, args)
     print(f"{counts['cases']} cases, {counts['steps']} steps, {len(found)} disagreement(s) "
@@ -304,7 +299,7 @@ def _one(found: dict[tuple[str, str], Disagreement], counts: dict[str, int], cas
     while "<absent>" in (member_at(shrunk.reference[index], path),
                          member_at(shrunk.store[index], path)) and _parent(path) != path:
         path = _parent(path)  # show the member that holds the absent one
-    trace = _trace(case, [item for item, _ in prefix] + small,
+    trace = frames_trace(case, [item for item, _ in prefix] + small,
                    [seen for _, seen in prefix] + list(shrunk.reference))
     found[signature] = Disagreement(
         case, step, index + 1 + len(prefix), len(small) + len(prefix), shrunk.path,
@@ -327,51 +322,6 @@ def _generic(path: str) -> str:
     return re.sub(r"\[\d+\]", "[]", path)
 
 
-_CAPABILITY_OF = {
-    "transition": "transitions", "loadRun": "transitions", "listActiveRuns": "transitions",
-    "loadSnapshot": "transitions", "scanRecoverable": "transitions", "purge": "purge",
-    "catchUp": "projections", "loadCheckpoint": "projections", "projectionStatus": "projections",
-    "putSpill": "spills", "getSpill": "spills", "search": "search",
-}
-
-
-def _trace(name: str, steps: Sequence[Step], seen: Sequence[Any]) -> dict[str, Any]:
-    """A trace vector of ``steps`` (``transport: frames``), expecting the reference's answers."""
-    written = []
-    for step, observed in zip(steps, seen, strict=True):
-        entry: dict[str, Any] = {
-            "op": "frame", "request": step.op, "family": step.family,
-            "send": to_tagged(step.send), "callbacks": step.callbacks,
-            "conversationId": step.conversation,
-        }
-        if observed is not None and "frames" in observed:
-            entry["expect"] = observed["frames"]
-            entry["digest"] = observed["digest"]
-        elif observed is not None:
-            entry["expect"] = observed
-        written.append(entry)
-    needed = sorted({_CAPABILITY_OF[step.op] for step in steps if step.op in _CAPABILITY_OF})
-    covers = sorted({item for step in steps for item in step.ids})
-    return {"name": f"diff-{name}", "covers": covers, "capabilities": needed or ["ledger"],
-            "transport": TRANSPORT, "steps": written}
-
-
-def _record(folder: Path, items: Sequence[Disagreement] | Any) -> dict[str, str]:
-    """Write each disagreement's trace; the file of each case."""
-    folder.mkdir(parents=True, exist_ok=True)
-    files = {}
-    for item in items:
-        document = {
-            "$comment": "A disagreement found by `convledger-conformance diff`: the steps, "
-            "shrunk, with the reference store's answers as expectations. " + LEAD,
-            "format": FORMAT, "formatVersion": FORMAT_VERSION, "traces": [item.trace],
-        }
-        path = folder / f"diff-{item.case}-{item.step.op or 'request'}.json"
-        path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n")
-        files[item.case] = str(path)
-    return files
-
-
 def _print(index: int, item: Disagreement, file: str | None, target: str,
            args: argparse.Namespace) -> None:
     print(f"disagreement {index}: step {item.number} of {item.steps}, request "
@@ -391,27 +341,3 @@ def _short(value: Any) -> str:
     return text if len(text) <= 300 else text[:300] + "..."
 
 
-# -- replaying a frames trace ---------------------------------------------------------------
-
-
-def replay_frames(peer: Peer, trace: dict[str, Any]) -> list[str]:
-    """Run a ``transport: frames`` trace on a fresh server; the first mismatch, described."""
-    session = Session(peer)
-    try:
-        for number, entry in enumerate(trace["steps"], start=1):
-            step = Step(entry.get("family", "plain"), entry.get("request", ""),
-                        from_tagged(entry["send"]), entry.get("callbacks", "deny"),
-                        entry.get("conversationId"))
-            observed = observe(session, step)
-            if "expect" not in entry:
-                continue
-            expected = ({"frames": entry["expect"], "digest": entry.get("digest")}
-                        if isinstance(entry["expect"], list) else entry["expect"])
-            path = first_difference(expected, observed)
-            if path is not None:
-                return [f"{trace['name']} step {number} ({step.op}): {path}: expected "
-                        f"{_short(member_at(expected, path))}, got "
-                        f"{_short(member_at(observed, path))}"]
-    finally:
-        peer.close()
-    return []
