@@ -119,6 +119,8 @@ class Servers:
         self.hello = hello
         self.reference = Session(reference())
         self.store = Session(store())
+        self.failure: PeerGone | None = None
+        """Why the store's server last ended or hung (shown with a ``gone`` disagreement)."""
         self.greeting: tuple[Any, Any] = (observe(self.reference, hello),
                                           observe(self.store, hello))
 
@@ -136,6 +138,8 @@ class Servers:
         outcome = run_case(self.reference, self.store, steps)
         close_handles(self.reference)
         close_handles(self.store)
+        if self.store.gone is not None:
+            self.failure = self.store.gone
         if outcome.disagreement is not None and not (
                 in_step(self.reference) and in_step(self.store)):
             self.restart()  # a server ended, or its replies are out of step
@@ -150,6 +154,8 @@ class Servers:
         try:
             return run_case(reference, store, steps)
         finally:
+            if store.gone is not None:
+                self.failure = store.gone
             reference.peer.close()
             store.peer.close()
 
@@ -258,6 +264,9 @@ def main(argv: Sequence[str], size: Size | None = None) -> int:
                                  for item in found.values()]) if args.record else {}
     for index, item in enumerate(found.values(), start=1):
         _print(index, item, files.get(item.case), target, args)
+    if servers.failure is not None and any(item.path.startswith("gone")
+                                           for item in found.values()):
+        print(f"the store's server ended or hung: {servers.failure}")
     print(f"{counts['cases']} cases, {counts['steps']} steps, {len(found)} disagreement(s) "
           f"in {elapsed:.1f} s")
     if found:

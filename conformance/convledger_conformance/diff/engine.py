@@ -45,7 +45,8 @@ class Session:
 
     peer: Peer
     handles: list[int] = attrs.Factory(list)
-    gone: str | None = None
+    gone: PeerGone | None = None
+    """Why the server can no longer answer (kept for messages; observations hold no text)."""
     capabilities: frozenset[str] | None = None
     """What the server's successful ``hello`` declared."""
 
@@ -53,13 +54,13 @@ class Session:
 def observe(session: Session, step: Step) -> dict[str, Any]:
     """Send one step and return what the server answered, normalized, with the state digest."""
     if session.gone is not None:
-        return {"gone": "the server ended at an earlier step"}
+        return {"gone": True}
     try:
         frames = _exchange(session, step)
         digest = _digest(session, step.conversation)
     except PeerGone as error:
-        session.gone = str(error)
-        return {"gone": _first_line(str(error))}
+        session.gone = error
+        return {"gone": True}
     return {"frames": frames, "digest": digest}
 
 
@@ -139,7 +140,7 @@ def in_step(session: Session) -> bool:
         session.peer.send(encode_frame({"id": _PROBE_ID, "op": "frobnicate"}))
         reply = session.peer.read()
     except PeerGone as error:
-        session.gone = str(error)
+        session.gone = error
         return False
     return isinstance(reply, dict) and reply.get("id") == _PROBE_ID
 
@@ -154,12 +155,8 @@ def close_handles(session: Session) -> None:
                 {"id": _SERVICE_ID, "op": "close", "args": {"store": handle}}))
             session.peer.read()
         except PeerGone as error:
-            session.gone = str(error)
+            session.gone = error
     session.handles = []
-
-
-def _first_line(text: str) -> str:
-    return text.splitlines()[0] if text else text
 
 
 # -- comparing -------------------------------------------------------------------------------
