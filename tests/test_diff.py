@@ -56,6 +56,7 @@ def test_reply_id_of_a_frame_breaking_wir003(tmp_path: Path) -> None:
     found = families(report)
     assert code == 1 and "tagged" in found, report
     assert found["tagged"]["path"].endswith(".id")
+    assert found["tagged"]["steps"] <= 3  # shrunk: hello, (newStore,) the tagged frame
     trace = found["tagged"]["trace"]
     assert replayed(trace, "--command", gallery("wir003-id")) == 1
     assert replayed(trace, "--store", "convledger.memory:MemoryStore") == 0
@@ -137,3 +138,13 @@ def test_exit_codes_for_usage_and_a_server_that_does_not_start(
     assert usage.value.code == 2
     assert diff_main(["--command", str(tmp_path / "no-such-server")]) == 3
     assert "cannot start" in capsys.readouterr().err
+
+
+def test_a_store_in_process_against_the_sqlite_reference(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    code = diff_main(["--store", "convledger.memory:MemoryStore", "--reference", "sqlite",
+                      "--seed", "5", "--json", str(report)], size=Size(cases=1, length=16,
+                                                                       sessions=0))
+    found = json.loads(report.read_text())
+    assert (code, found["disagreements"], found["reference"]) == (0, [], "reference-sqlite")
+    assert found["steps"] > 16
