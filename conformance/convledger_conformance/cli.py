@@ -192,6 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from convledger_conformance.skeleton import main as new_store
 
         return new_store(arguments[1:])
+    if arguments[:1] == ["diff"]:  # the store under test against the reference, frame by frame
+        from convledger_conformance.diff.command import main as diff_main
+
+        return diff_main(arguments[1:])
     if arguments[:1] == ["crash"]:  # chapter DUR: kill -9 rounds and concurrent histories
         from convledger_conformance.durability.cli import main as crash_main
 

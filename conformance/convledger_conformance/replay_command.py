@@ -7,12 +7,14 @@
 
 Replays every trace of the file (the format of ``spec/vectors/traces``, as
 ``--record-failures`` writes it) on a fresh store of the factory, or of the
-wire server, and prints one line per trace: ``passed``, ``failed`` with the
-first step whose outcome or state digest differs from the recording, or
-``not applicable`` when the store does not declare a capability the trace
-needs. Exit codes: those of ``convledger-conformance`` (0 every applicable
-trace passed, 1 one failed, 2 usage error or a file that is not a trace
-file, 3 the server could not be started).
+wire server (a ``transport: frames`` trace of ``diff`` on a fresh server:
+the command started again, or the factory served in process), and prints
+one line per trace: ``passed``, ``failed`` with the first step whose
+outcome or state digest differs from the recording, or ``not applicable``
+when the store does not declare a capability the trace needs. Exit codes:
+those of ``convledger-conformance`` (0 every applicable trace passed, 1 one
+failed, 2 usage error or a file that is not a trace file, 3 the server could
+not be started).
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from convledger.store import Capability
+from convledger_conformance.diff.peers import Peer, ProcessPeer, ThreadPeer
+from convledger_conformance.diff.traces import TRANSPORT as FRAMES
+from convledger_conformance.diff.traces import replay_frames
 from convledger_conformance.factories import DEFAULT_STORE, open_factory
+from convledger_conformance.registry import StoreFactory
 from convledger_conformance.vectors.traces import FORMAT, FORMAT_VERSION, replay
 from convledger_conformance.wire.connection import DEFAULT_TIMEOUT
 
@@ -66,6 +72,13 @@ def load_traces(path: Path) -> list[dict[str, Any]]:
     return traces
 
 
+def _frames_peer(args: argparse.Namespace, factory: StoreFactory) -> Peer:
+    """A fresh server for a frames trace: the command again, or the factory served in process."""
+    if args.command is not None:
+        return ProcessPeer(args.command, args.timeout)
+    return ThreadPeer("store-under-test", factory, args.timeout)
+
+
 def main(argv: Sequence[str]) -> int:
     """Entry point of ``convledger-conformance replay``."""
     from convledger_conformance.runner import read_declaration
@@ -89,7 +102,10 @@ def main(argv: Sequence[str]) -> int:
             if absent:
                 print(f"{trace['name']}: not applicable (needs {', '.join(absent)})")
                 continue
-            problems = replay(factory, trace)
+            if trace.get("transport") == FRAMES:  # written by `diff`: raw frames, fresh server
+                problems = replay_frames(_frames_peer(args, factory), trace)
+            else:
+                problems = replay(factory, trace)
             if problems:
                 failed += 1
                 print(f"{trace['name']}: failed: {problems[0]}")

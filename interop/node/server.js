@@ -606,7 +606,9 @@ class Server {
   }
 
   answer(request) {
-    const isId = (v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0) || (typeof v === 'bigint' && v >= 0n);
+    // An id is a CBOR unsigned integer (below 2^64); a bignum is no id, and echoing it would
+    // fail the reply's encoding and end the server (found by `convledger-conformance diff`).
+    const isId = (v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0) || (typeof v === 'bigint' && v >= 0n && v < 2n ** 64n);
     if (typeOf(request) !== 'object') return { id: null, error: { kind: 'invalid_input', message: 'a frame holds a map', requirement: 'WIR-004' } };
     const id = request.id;
     const args = 'args' in request ? request.args : Object.create(null);
