@@ -80,7 +80,7 @@ export function decode(body: Uint8Array): CborValue {
     switch (major) {
       case 0: return integer(BigInt(arg));
       case 1: return integer(-1n - BigInt(arg));
-      case 2: { const n = count(); need(n); const b = body.slice(pos, pos + n); pos += n; return b; }
+      case 2: { const n = count(); need(n); const b = new Uint8Array(body.subarray(pos, pos + n)); pos += n; return b; }
       case 3: {
         const n = count(); need(n);
         let text: string;

@@ -135,10 +135,10 @@ export function decodeStrict(bytes: Uint8Array): Json {
     pos = NUMBER.lastIndex;
     const literal = m[0];
     const value = Number(literal);
-    if (!Number.isFinite(value)) throw new JsonRefusal('non_finite_number', 'a number that overflows a double', 'CAN-013');
     if (m[1] === undefined && m[2] === undefined && !Number.isSafeInteger(value) && String(value) !== literal) {
       throw new JsonRefusal('integer_out_of_range', 'an integer literal outside +-(2^53-1)', 'CAN-013');
     }
+    if (!Number.isFinite(value)) throw new JsonRefusal('non_finite_number', 'a number that overflows a double', 'CAN-013');
     return value;
   };
   const value = (depth: number): Json => {
