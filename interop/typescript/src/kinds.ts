@@ -2,7 +2,7 @@
 //
 // Payloads are validated with the subset of JSON Schema 2020-12 that kinds.json uses: type,
 // properties, required, additionalProperties, enum, const, minimum, maximum, minLength,
-// pattern, items, uniqueItems, allOf, anyOf, not, if/then/else (patterns: ECMAScript, `u`).
+// pattern, items, uniqueItems, allOf, anyOf, not, if/then/else (patterns: see pythonSearch).
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +61,29 @@ function equal(a: unknown, b: unknown): boolean {
 
 const patterns = new Map<string, RegExp>();
 
+/**
+ * A `pattern` as the reference judges it (Python's `re.search`, which jsonschema uses): the spec
+ * does not name the dialect, so the kit follows the reference: `$` outside a class matches at
+ * the end or before a final newline, and `\d` is any Unicode decimal digit (`\p{Nd}`).
+ */
+export function pythonSearch(pattern: string): RegExp {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === '\\') {
+      const next = pattern[i + 1] ?? '';
+      i++;
+      out += next === 'd' ? '\\p{Nd}' : next === 'D' ? '\\P{Nd}' : `\\${next}`;
+      continue;
+    }
+    if (inClass) { if (c === ']') inClass = false; out += c; continue; }
+    if (c === '[') { inClass = true; out += c; if (pattern[i + 1] === ']') { out += ']'; i++; } continue; }
+    out += c === '$' ? '(?=\\n?$)' : c;
+  }
+  return new RegExp(out, 'u');
+}
+
 /** True when `value` (plain JSON) meets `schema`. */
 export function valid(schema: Schema, value: unknown): boolean {
   if (schema === true) return true;
@@ -81,7 +104,7 @@ export function valid(schema: Schema, value: unknown): boolean {
     if (typeof s.minLength === 'number' && [...value].length < s.minLength) return false;
     if (typeof s.pattern === 'string') {
       let re = patterns.get(s.pattern);
-      if (re === undefined) { re = new RegExp(s.pattern, 'u'); patterns.set(s.pattern, re); }
+      if (re === undefined) { re = pythonSearch(s.pattern); patterns.set(s.pattern, re); }
       if (!re.test(value)) return false;
     }
   }

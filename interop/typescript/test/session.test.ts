@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Session } from '@convledger/kit';
+import { Session, pythonSearch } from '@convledger/kit';
 import { ArrayStorage, SPEC, draft, session } from './support.js';
 
 const kind = (reply: { [k: string]: unknown }): string | undefined => (reply.error as { kind?: string } | undefined)?.kind;
@@ -57,4 +57,15 @@ test('read pages with nextSeq exactly when more may follow (LED-011)', () => {
   assert.equal(second.nextSeq, undefined);
   assert.equal(kind(call('read', { conversationId: 'c', limit: '10' })), 'invalid_input');
   assert.equal(kind(call('read', { conversationId: 'c', fromSeq: null })), 'invalid_input');
+});
+
+test('kinds.json patterns judge as the reference does (re.search: $ before a final newline, \\d Unicode)', () => {
+  const sha = pythonSearch('^[0-9a-f]{64}$');
+  assert.ok(sha.test('a'.repeat(64)));
+  assert.ok(sha.test(`${'a'.repeat(64)}\n`));
+  assert.ok(!sha.test(`${'a'.repeat(64)}\n\n`));
+  assert.ok(!sha.test(`x${'a'.repeat(64)}`));
+  assert.ok(pythonSearch('^\\d{4}$').test('\u0661\u0662\u0663\u0664'));
+  assert.ok(pythonSearch('^[\\d]$').test('7'));
+  assert.ok(!pythonSearch('^\\D$').test('7'));
 });
