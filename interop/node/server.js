@@ -12,30 +12,27 @@ const { pathToFileURL } = require('url');
 const kit = path.join(__dirname, '..', 'typescript', 'dist', 'src', 'index.js');
 
 class MemoryStorage {
-  constructor() {
-    this.logs = new Map(); // conversationId -> envelopes in seq order
+  constructor(kit) {
+    this.kit = kit;
+    this.conversations = new Map(); // conversationId -> {events, checkpoints}
     this.eventIds = new Set();
   }
 
+  state(conversationId) {
+    return this.kit.arrayState(this.conversations.get(conversationId), false, (id) => this.eventIds.has(id));
+  }
+
   write(conversationId, step) { // one thread, no await: one atomic step
-    const log = this.logs.get(conversationId) || [];
-    const placed = step({ head: log.length, purged: false, taken: (id) => this.eventIds.has(id) });
-    this.logs.set(conversationId, log.concat(placed));
-    for (const envelope of placed) this.eventIds.add(envelope.eventId);
+    const change = step(this.state(conversationId));
+    this.conversations.set(conversationId, this.kit.applied(this.conversations.get(conversationId), change));
+    for (const envelope of change.events) this.eventIds.add(envelope.eventId);
   }
 
-  read(conversationId, fromSeq, toSeq, limit) {
-    const log = this.logs.get(conversationId) || [];
-    return log.slice(fromSeq - 1, Math.min(toSeq === null ? log.length : toSeq, fromSeq - 1 + limit));
-  }
-
-  head(conversationId) { return (this.logs.get(conversationId) || []).length; }
-
-  snapshot(conversationId) { return this.logs.get(conversationId) || []; }
+  view(conversationId, look) { return look(this.state(conversationId)); }
 }
 
 import(pathToFileURL(kit).href).then(
-  ({ serve }) => serve({ name: 'convledger-node', capabilities: ['ledger'], newStore: () => new MemoryStorage() }),
+  (kit) => kit.serve({ name: 'convledger-node', capabilities: ['ledger'], newStore: () => new MemoryStorage(kit) }),
   (error) => {
     process.stderr.write(`interop/node/server.js: the kit is not built (${kit}): ` +
       `run "cd interop/typescript && npm ci && npm run build" first\n${error}\n`);

@@ -1,15 +1,15 @@
 #!/usr/bin/env node
-// A store on the kit that persists: capabilities ledger, persistence and purge, and openStore
-// for crash runs (chapter DUR). Its data is one append-only file of JSON lines, `log.jsonl`, in a
-// directory: each line one committed write (the envelopes of an append or an import) or one
-// purge, fsync'ed before the reply (WIR-042). A lock file serializes the processes that share
+// A store on the kit that persists: capabilities ledger, persistence, purge and projections, and
+// openStore for crash runs (chapter DUR). Its data is one append-only file of JSON lines,
+// `log.jsonl`, in a directory: each line one committed change (the envelopes and checkpoints of
+// an append, an import or a catch-up) or one purge, fsync'ed before the reply (WIR-042). A lock file serializes the processes that share
 // the directory (WIR-041); each operation first reads the lines other processes added.
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Envelope, type Storage, type StoredState, serve } from '@convledger/kit';
+import { type Change, type Conversation, type Storage, type StoredState, applied, arrayState, serve } from '@convledger/kit';
 
-type Line = { readonly write: string; readonly events: readonly Envelope[] } | { readonly purge: string };
+type Line = { readonly write: string; readonly change: Change } | { readonly purge: string };
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -41,7 +41,7 @@ function alive(pid: number): boolean {
 class FileStorage implements Storage {
   private readonly fd: number;
   private offset = 0; // the bytes of log.jsonl read so far, every one of them a complete line
-  private readonly logs = new Map<string, Envelope[]>();
+  private readonly conversations = new Map<string, Conversation>();
   private readonly eventIds = new Set<string>();
   private readonly tombstones = new Set<string>();
 
@@ -72,13 +72,18 @@ class FileStorage implements Storage {
 
   private apply(line: Line): void {
     if ('purge' in line) {
-      for (const envelope of this.logs.get(line.purge) ?? []) this.eventIds.delete(envelope.eventId);
-      this.logs.delete(line.purge);
+      for (const envelope of this.conversations.get(line.purge)?.events ?? []) this.eventIds.delete(envelope.eventId);
+      this.conversations.delete(line.purge);
       this.tombstones.add(line.purge);
       return;
     }
-    this.logs.set(line.write, [...(this.logs.get(line.write) ?? []), ...line.events]);
-    for (const envelope of line.events) this.eventIds.add(envelope.eventId);
+    this.conversations.set(line.write, applied(this.conversations.get(line.write), line.change));
+    for (const envelope of line.change.events) this.eventIds.add(envelope.eventId);
+  }
+
+  private state(conversationId: string): StoredState {
+    const taken = (eventId: string): boolean => this.eventIds.has(eventId);
+    return arrayState(this.conversations.get(conversationId), this.tombstones.has(conversationId), taken);
   }
 
   /** Append one line durably (cutting a torn tail first), then apply it. */
@@ -91,34 +96,15 @@ class FileStorage implements Storage {
     this.apply(line);
   }
 
-  write(conversationId: string, step: (state: StoredState) => readonly Envelope[]): void {
+  write(conversationId: string, step: (state: StoredState) => Change): void {
     this.locked(() => {
-      const events = step({
-        head: this.head0(conversationId),
-        purged: this.tombstones.has(conversationId),
-        taken: (eventId) => this.eventIds.has(eventId),
-      });
-      this.commit({ write: conversationId, events });
+      const change = step(this.state(conversationId));
+      if (change.events.length > 0 || change.checkpoints.length > 0) this.commit({ write: conversationId, change });
     });
   }
 
-  read(conversationId: string, fromSeq: number, toSeq: number | null, limit: number): readonly Envelope[] {
-    return this.locked(() => {
-      const log = this.logs.get(conversationId) ?? [];
-      return log.slice(fromSeq - 1, Math.min(toSeq ?? log.length, log.length, fromSeq - 1 + limit));
-    });
-  }
-
-  private head0(conversationId: string): number {
-    return this.logs.get(conversationId)?.length ?? 0;
-  }
-
-  head(conversationId: string): number {
-    return this.locked(() => this.head0(conversationId));
-  }
-
-  snapshot(conversationId: string): readonly Envelope[] {
-    return this.locked(() => [...(this.logs.get(conversationId) ?? [])]);
+  view<T>(conversationId: string, look: (state: StoredState) => T): T {
+    return this.locked(() => look(this.state(conversationId)));
   }
 
   purge(conversationId: string): boolean {
@@ -145,7 +131,7 @@ process.on('exit', () => { for (const dir of made) rmSync(dir, { recursive: true
 
 await serve({
   name: 'convledger-ts-file',
-  capabilities: ['ledger', 'persistence', 'purge'],
+  capabilities: ['ledger', 'persistence', 'purge', 'projections'],
   newStore: () => { const dir = mkdtempSync(join(tmpdir(), 'convledger-ts-')); made.push(dir); return new FileStorage(dir); },
   openStore: (location) => new FileStorage(location),
 });

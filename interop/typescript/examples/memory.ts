@@ -1,46 +1,37 @@
 #!/usr/bin/env node
-// An in-memory store on the kit: capabilities ledger and purge. Everything below is storage;
-// the kit checks arguments, orders refusals, pages, builds archives and serves the protocol.
-import { type Envelope, type Storage, type StoredState, serve } from '@convledger/kit';
+// An in-memory store on the kit: capabilities ledger, purge and projections. Everything below is
+// storage; the kit checks arguments, orders refusals, pages, folds projections, builds archives
+// and serves the protocol.
+import { type Change, type Conversation, type Storage, type StoredState, applied, arrayState, serve } from '@convledger/kit';
 
 class MemoryStorage implements Storage {
-  private readonly logs = new Map<string, Envelope[]>();
+  private readonly conversations = new Map<string, Conversation>();
   private readonly eventIds = new Set<string>();
   private readonly tombstones = new Set<string>();
 
-  write(conversationId: string, step: (state: StoredState) => readonly Envelope[]): void {
-    // One thread, no await: the step and the write below are one atomic step.
-    const log = this.logs.get(conversationId) ?? [];
-    const placed = step({
-      head: log.length,
-      purged: this.tombstones.has(conversationId),
-      taken: (eventId) => this.eventIds.has(eventId),
-    });
-    this.logs.set(conversationId, [...log, ...placed]);
-    for (const envelope of placed) this.eventIds.add(envelope.eventId);
+  private state(conversationId: string): StoredState {
+    const taken = (eventId: string): boolean => this.eventIds.has(eventId);
+    return arrayState(this.conversations.get(conversationId), this.tombstones.has(conversationId), taken);
   }
 
-  read(conversationId: string, fromSeq: number, toSeq: number | null, limit: number): readonly Envelope[] {
-    const log = this.logs.get(conversationId) ?? [];
-    const end = Math.min(toSeq ?? log.length, log.length, fromSeq - 1 + limit);
-    return log.slice(fromSeq - 1, end);
+  // One thread and no await: each call below is one atomic step.
+  write(conversationId: string, step: (state: StoredState) => Change): void {
+    const change = step(this.state(conversationId));
+    this.conversations.set(conversationId, applied(this.conversations.get(conversationId), change));
+    for (const envelope of change.events) this.eventIds.add(envelope.eventId);
   }
 
-  head(conversationId: string): number {
-    return this.logs.get(conversationId)?.length ?? 0;
-  }
-
-  snapshot(conversationId: string): readonly Envelope[] {
-    return this.logs.get(conversationId) ?? [];
+  view<T>(conversationId: string, look: (state: StoredState) => T): T {
+    return look(this.state(conversationId));
   }
 
   purge(conversationId: string): boolean {
-    for (const envelope of this.logs.get(conversationId) ?? []) this.eventIds.delete(envelope.eventId);
-    this.logs.delete(conversationId);
+    for (const envelope of this.conversations.get(conversationId)?.events ?? []) this.eventIds.delete(envelope.eventId);
+    this.conversations.delete(conversationId);
     if (this.tombstones.has(conversationId)) return false;
     this.tombstones.add(conversationId);
     return true;
   }
 }
 
-await serve({ name: 'convledger-ts-memory', capabilities: ['ledger', 'purge'], newStore: () => new MemoryStorage() });
+await serve({ name: 'convledger-ts-memory', capabilities: ['ledger', 'purge', 'projections'], newStore: () => new MemoryStorage() });

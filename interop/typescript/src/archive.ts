@@ -4,6 +4,8 @@ import { type Envelope, MAX_ARCHIVE_BYTES, checkEnvelope } from './envelope.js';
 import { Refusal, invalid, notSupported } from './errors.js';
 import { canonical, decodeStrict, isObject } from './json.js';
 import type { KindRegistry } from './kinds.js';
+import { checkpointsJson, projectionProblem } from './projections.js';
+import type { Checkpoint } from './storage.js';
 
 /** The companions of an archive and the capability each needs (ARC-011). */
 export const COMPANIONS: ReadonlyMap<string, string> = new Map([
@@ -19,9 +21,10 @@ export interface Archive {
   readonly companions: { readonly [name: string]: unknown };
 }
 
-/** ARC-001: the canonical archive of one conversation's events (no companions). */
-export function encodeArchive(conversationId: string, events: readonly Envelope[]): Uint8Array {
-  const document = { companions: {}, conversationId, events, format: 'convledger.archive', formatVersion: 1 };
+/** ARC-001: the canonical archive of one conversation's events and checkpoints (PRJ-040). */
+export function encodeArchive(conversationId: string, events: readonly Envelope[], checkpoints: readonly Checkpoint[] = []): Uint8Array {
+  const companions = checkpoints.length === 0 ? {} : { projections: checkpointsJson(checkpoints) };
+  const document = { companions, conversationId, events, format: 'convledger.archive', formatVersion: 1 };
   return Buffer.from(canonical(document, 'archive'), 'utf8');
 }
 
@@ -76,6 +79,8 @@ export function decodeArchive(data: unknown, registry: KindRegistry, declared: R
   if (runtimeEvents !== 'runtime' in companions) {
     throw invalid('a runtime companion exactly when the ledger has runtime events', 'TRN-104', 'companions');
   }
+  // PRJ-041, PRJ-042: the companion's shape, and the built-ins' checkpoints against their fold
+  if ('projections' in companions) projectionProblem(checked, companions.projections, registry, null);
   if ('spills' in companions) throw invalid('an archive with spill objects is imported as a bundle', 'SPL-042', 'companions');
   if (absent !== null) throw notSupported(absent, `importing this companion needs capability ${absent}`);
   return { conversationId, events: checked, companions };

@@ -53,7 +53,8 @@ export function canonical(value: unknown, field = 'payload', depth = 0): string 
   }
   if (Array.isArray(plain)) return `[${plain.map((v: unknown) => canonical(v, field, depth + 1)).join(',')}]`;
   if (plain instanceof ForeignMap) throw invalid('an object member name that is not a string', 'CAN-007', field);
-  if (typeof plain === 'object' && plain !== undefined && !(plain instanceof Uint8Array)) {
+  const proto: unknown = typeof plain === 'object' ? Object.getPrototypeOf(plain) : undefined;
+  if (typeof plain === 'object' && (proto === Object.prototype || proto === null)) {
     const record = plain as { [key: string]: unknown };
     const keys = Object.keys(record).sort(); // UTF-16 code unit order (CAN-002)
     return `{${keys.map((k) => `${canonical(k, field, depth + 1)}:${canonical(record[k], field, depth + 1)}`).join(',')}}`;

@@ -28,6 +28,9 @@ const SERVED: ReadonlyMap<string, (store: Store, args: Args) => unknown> = new M
   ['exportConversation', (s, a) => s.exportConversation(a)],
   ['importConversation', (s, a) => s.importConversation(a)],
   ['purge', (s, a) => s.purge(a)],
+  ['catchUp', (s, a) => s.catchUp(a)],
+  ['loadCheckpoint', (s, a) => s.loadCheckpoint(a)],
+  ['projectionStatus', (s, a) => s.projectionStatus(a)],
 ]);
 
 /** A reply frame (WIR-005). */

@@ -1,15 +1,25 @@
 // What a store author writes: the storage hooks, one small interface per capability.
 //
 // The kit checks every argument, orders the refusals (ERR-007, ERR-010, ERR-011), builds and
-// parses archives and pages; a storage only keeps envelopes, atomically and, for
-// `persistence`, durably. Mirror of the Python bases (convledger/store_base.py, PurgeBase).
+// parses archives and pages, folds projections; a storage only keeps, per conversation, its
+// envelopes and its projection checkpoints, atomically and, for `persistence`, durably. It is the
+// mirror of the Python bases (convledger/store_base.py, PurgeBase, ProjectionsBase).
 
 import type { Envelope } from './envelope.js';
+import type { Json } from './json.js';
 
 /** The capabilities the kit can serve (chapter CAP). */
-export type Capability = 'ledger' | 'persistence' | 'purge';
+export type Capability = 'ledger' | 'persistence' | 'purge' | 'projections';
 
-/** What a write step sees of the stored state, read inside the write's atomic step. */
+/** A projection's stored progress over one conversation (PRJ-010). */
+export interface Checkpoint {
+  readonly name: string;
+  readonly version: number;
+  readonly uptoSeq: number;
+  readonly state: Json;
+}
+
+/** What the kit reads of one conversation, inside one atomic step of the storage. */
 export interface StoredState {
   /** The last seq of the conversation, 0 when it has none (LED-012). */
   readonly head: number;
@@ -17,23 +27,32 @@ export interface StoredState {
   readonly purged: boolean;
   /** True when a stored event of ANY conversation carries this eventId (LED-003, ARC-010). */
   taken(eventId: string): boolean;
+  /** Up to `limit` envelopes with fromSeq <= seq <= toSeq (toSeq null: no bound), in seq order. */
+  read(fromSeq: number, toSeq: number | null, limit: number): readonly Envelope[];
+  /** The stored checkpoint of a projection, or null (capability projections only). */
+  checkpoint(name: string): Checkpoint | null;
+  /** Every stored checkpoint of the conversation, in any order (capability projections only). */
+  checkpoints(): readonly Checkpoint[];
 }
 
-/** Capability `ledger`: the hooks every storage implements. */
+/** What one write stores: envelopes after the head, exactly as given, and checkpoints by name. */
+export interface Change {
+  readonly events: readonly Envelope[];
+  /** Each replaces the stored checkpoint of its name. */
+  readonly checkpoints: readonly Checkpoint[];
+}
+
+/** Capability `ledger` (and `projections`): the hooks every storage implements. */
 export interface LedgerStorage {
   /**
-   * In ONE atomic step (LED-002, LED-004, LED-013, TRN-095): read the conversation's state,
-   * call `step` with it, and store the envelopes it returns after the conversation's last one,
-   * exactly as given (their seqs follow the head). When `step` throws, write nothing and let the
-   * error through. With capability `persistence`, return only once the write is durable (DUR).
+   * In ONE atomic step (LED-002, LED-004, LED-013, TRN-095, PRJ-011, PRJ-044): give `step` the
+   * conversation's state, then store the change it returns; nothing another writer (thread,
+   * handle or process) does may come between. When `step` throws, store nothing and let the
+   * error through. With capability `persistence`, return only once the change is durable (DUR).
    */
-  write(conversationId: string, step: (state: StoredState) => readonly Envelope[]): void;
-  /** Up to `limit` envelopes of the conversation with fromSeq <= seq <= toSeq (toSeq null: no bound), in seq order. */
-  read(conversationId: string, fromSeq: number, toSeq: number | null, limit: number): readonly Envelope[];
-  /** The last seq of the conversation, 0 for none or a purged one (LED-012, TRN-094). */
-  head(conversationId: string): number;
-  /** Every envelope of the conversation, read in one atomic snapshot (ARC-014). */
-  snapshot(conversationId: string): readonly Envelope[];
+  write(conversationId: string, step: (state: StoredState) => Change): void;
+  /** In one atomic snapshot (ARC-014, PRJ-014): give `look` the conversation's state. */
+  view<T>(conversationId: string, look: (state: StoredState) => T): T;
   /** Release what the storage holds (the handle is retired, WIR-020). */
   close?(): void;
 }
@@ -41,9 +60,9 @@ export interface LedgerStorage {
 /** Capability `purge` (TRN-090 .. TRN-096). */
 export interface PurgeStorage {
   /**
-   * In ONE atomic step: delete the conversation's events and keep a tombstone forever
-   * (TRN-093); return true when newly purged, false when it was purged before (TRN-090).
-   * A conversation that never existed is purged too.
+   * In ONE atomic step: delete the conversation's events and checkpoints and keep a tombstone
+   * forever (TRN-093); return true when newly purged, false when it was purged before
+   * (TRN-090). A conversation that never existed is purged too.
    */
   purge(conversationId: string): boolean;
 }
@@ -70,4 +89,31 @@ export interface StoreFactory {
    * process that opens it (WIR-040, WIR-041): present for a storage that persists.
    */
   openStore?(location: string): Storage;
+}
+
+/** Per conversation, what a storage that keeps plain arrays holds; see `arrayState`. */
+export interface Conversation {
+  readonly events: readonly Envelope[];
+  readonly checkpoints: ReadonlyMap<string, Checkpoint>;
+}
+
+/** A StoredState over a conversation kept as an array in seq order (the examples' shape). */
+export function arrayState(conversation: Conversation | undefined, purged: boolean, taken: (eventId: string) => boolean): StoredState {
+  const events = conversation?.events ?? [];
+  const checkpoints = conversation?.checkpoints ?? new Map<string, Checkpoint>();
+  return {
+    head: events.length,
+    purged,
+    taken,
+    read: (fromSeq, toSeq, limit) => events.slice(fromSeq - 1, Math.min(toSeq ?? events.length, events.length, fromSeq - 1 + limit)),
+    checkpoint: (name) => checkpoints.get(name) ?? null,
+    checkpoints: () => [...checkpoints.values()],
+  };
+}
+
+/** The conversation after a change: events appended, checkpoints replaced by name. */
+export function applied(conversation: Conversation | undefined, change: Change): Conversation {
+  const checkpoints = new Map(conversation?.checkpoints ?? []);
+  for (const checkpoint of change.checkpoints) checkpoints.set(checkpoint.name, checkpoint);
+  return { events: [...(conversation?.events ?? []), ...change.events], checkpoints };
 }

@@ -1,27 +1,23 @@
 // What the kit's tests share: the spec's folder and a small storage to drive sessions with.
 import { fileURLToPath } from 'node:url';
-import { type Envelope, type Storage, type StoredState, Session, decode, encode, type CborValue, type Encodable } from '@convledger/kit';
+import { type Change, type Conversation, type Storage, type StoredState, Session, applied, arrayState, decode, encode, type CborValue, type Encodable } from '@convledger/kit';
 
 /** The checkout's spec/ (the tests run on the built JS in interop/typescript/dist/test). */
 export const SPEC = fileURLToPath(new URL('../../../../spec/', import.meta.url));
 
 export class ArrayStorage implements Storage {
-  readonly logs = new Map<string, Envelope[]>();
+  readonly conversations = new Map<string, Conversation>();
   readonly tombstones = new Set<string>();
-  write(conversationId: string, step: (state: StoredState) => readonly Envelope[]): void {
-    const log = this.logs.get(conversationId) ?? [];
-    const all = [...this.logs.values()].flat();
-    const placed = step({ head: log.length, purged: this.tombstones.has(conversationId), taken: (id) => all.some((e) => e.eventId === id) });
-    this.logs.set(conversationId, [...log, ...placed]);
+  private state(conversationId: string): StoredState {
+    const all = [...this.conversations.values()].flatMap((c) => c.events);
+    return arrayState(this.conversations.get(conversationId), this.tombstones.has(conversationId), (id) => all.some((e) => e.eventId === id));
   }
-  read(conversationId: string, fromSeq: number, toSeq: number | null, limit: number): readonly Envelope[] {
-    const log = this.logs.get(conversationId) ?? [];
-    return log.filter((e) => e.seq >= fromSeq && (toSeq === null || e.seq <= toSeq)).slice(0, limit);
+  write(conversationId: string, step: (state: StoredState) => Change): void {
+    this.conversations.set(conversationId, applied(this.conversations.get(conversationId), step(this.state(conversationId))));
   }
-  head(conversationId: string): number { return this.logs.get(conversationId)?.length ?? 0; }
-  snapshot(conversationId: string): readonly Envelope[] { return this.logs.get(conversationId) ?? []; }
+  view<T>(conversationId: string, look: (state: StoredState) => T): T { return look(this.state(conversationId)); }
   purge(conversationId: string): boolean {
-    this.logs.delete(conversationId);
+    this.conversations.delete(conversationId);
     const newly = !this.tombstones.has(conversationId);
     this.tombstones.add(conversationId);
     return newly;
@@ -30,7 +26,7 @@ export class ArrayStorage implements Storage {
 
 /** A greeted session over ArrayStorage with one store open as handle 1; `call` answers through CBOR. */
 export function session(): { call: (op: string, args?: { [k: string]: Encodable }) => { [k: string]: CborValue } } {
-  const s = new Session({ name: 'test', capabilities: ['ledger', 'purge'], newStore: () => new ArrayStorage() });
+  const s = new Session({ name: 'test', capabilities: ['ledger', 'purge', 'projections'], newStore: () => new ArrayStorage() });
   let id = 0;
   const call = (op: string, args: { [k: string]: Encodable } = {}): { [k: string]: CborValue } => {
     const request = decode(encode({ id: ++id, op, args: op === 'hello' || op === 'newStore' ? args : { store: 1, ...args } }));
