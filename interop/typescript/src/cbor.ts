@@ -98,14 +98,12 @@ export function decode(body: Uint8Array): CborValue {
         const n = count();
         const out: { [key: string]: CborValue } = Object.create(null) as { [key: string]: CborValue };
         let foreign = false;
-        const seen = new Set<string>();
         for (let i = 0; i < n; i++) {
           const key = item(depth + 1);
           const value = item(depth + 1);
           if (typeof key !== 'string') { foreign = true; continue; }
-          if (seen.has(key)) throw new MalformedFrame('a map with a repeated key');
-          seen.add(key);
-          out[key] = value;
+          // A repeated key: WIR-003 is silent; the reference's decoder (cbor2) keeps the last value.
+          Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
         }
         return foreign ? new ForeignMap() : out;
       }

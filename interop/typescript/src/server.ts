@@ -1,6 +1,6 @@
 // The wire protocol (chapter WIR): frames on stdin/stdout, hello, handles and dispatch.
 
-import { type CborValue, type Encodable, MalformedFrame, decode, encode } from './cbor.js';
+import { type CborValue, type Encodable, IntegralFloat, MalformedFrame, decode, encode } from './cbor.js';
 import { Refusal, invalid, notSupported } from './errors.js';
 import { isObject } from './json.js';
 import { KindRegistry } from './kinds.js';
@@ -73,7 +73,9 @@ export class Session {
 
   private dispatch(op: string, args: Args): unknown {
     if (op === 'hello') {
-      if (args.protocol !== PROTOCOL) throw new Refusal('not_supported', 'another protocol version', 'WIR-006', { capability: '' });
+      // WIR-006 does not say whether 1.0 or true name version 1: the reference (Python's ==) takes both
+      const offered = args.protocol instanceof IntegralFloat ? args.protocol.value : args.protocol === true ? 1 : args.protocol;
+      if (offered !== PROTOCOL) throw new Refusal('not_supported', 'another protocol version', 'WIR-006', { capability: '' });
       this.greeted = true;
       const operations = [...CARRIED].filter(([name, capability]) => capability === 'ledger' || this.capabilities().includes(capability) && SERVED.has(name)).map(([name]) => name);
       if (this.factory.openStore !== undefined) operations.push('openStore');

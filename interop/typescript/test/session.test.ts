@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Session, pythonSearch } from '@convledger/kit';
+import { IntegralFloat, Session, pythonSearch } from '@convledger/kit';
 import { ArrayStorage, SPEC, draft, session } from './support.js';
 
 const kind = (reply: { [k: string]: unknown }): string | undefined => (reply.error as { kind?: string } | undefined)?.kind;
@@ -22,6 +22,9 @@ test('hello first, protocol 1, operations of the declared capabilities (WIR-006)
   assert.deepEqual(hello.capabilities, ['ledger']);
   assert.deepEqual(hello.operations, ['append', 'exportConversation', 'head', 'importConversation', 'read']);
   assert.deepEqual(s.answer({ id: 4, op: 'frobnicate', args: {} }).id, 4);
+  for (const protocol of [new IntegralFloat(1), true]) { // as the reference takes them (Python's ==)
+    assert.ok(new Session({ name: 'n', capabilities: ['ledger'], newStore: () => new ArrayStorage() }).answer({ id: 1, op: 'hello', args: { protocol } }).ok);
+  }
   assert.equal(s.answer({ id: 'x', op: 'head' }).id, null);
 });
 
