@@ -93,8 +93,8 @@ export interface StoreFactory {
 
 /** Per conversation, what a storage that keeps plain arrays holds; see `arrayState`. */
 export interface Conversation {
-  readonly events: readonly Envelope[];
-  readonly checkpoints: ReadonlyMap<string, Checkpoint>;
+  readonly events: Envelope[];
+  readonly checkpoints: Map<string, Checkpoint>;
 }
 
 /** A StoredState over a conversation kept as an array in seq order (the examples' shape). */
@@ -111,9 +111,13 @@ export function arrayState(conversation: Conversation | undefined, purged: boole
   };
 }
 
-/** The conversation after a change: events appended, checkpoints replaced by name. */
+/**
+ * The conversation after a change: its events appended and its checkpoints replaced by name, in
+ * place (a new conversation when there was none), so that applying n changes costs O(n).
+ */
 export function applied(conversation: Conversation | undefined, change: Change): Conversation {
-  const checkpoints = new Map(conversation?.checkpoints ?? []);
-  for (const checkpoint of change.checkpoints) checkpoints.set(checkpoint.name, checkpoint);
-  return { events: [...(conversation?.events ?? []), ...change.events], checkpoints };
+  const target = conversation ?? { events: [], checkpoints: new Map<string, Checkpoint>() };
+  for (const envelope of change.events) target.events.push(envelope);
+  for (const checkpoint of change.checkpoints) target.checkpoints.set(checkpoint.name, checkpoint);
+  return target;
 }
