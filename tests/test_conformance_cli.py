@@ -23,6 +23,7 @@ from convledger.envelope import Envelope, EventDraft
 from convledger_conformance.cli import DEFAULT_STORE
 from convledger_conformance.registry import all_checks
 from convledger_conformance.requirements import conformance_ids
+from node_kit import built_kit
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = Path(sys.executable).with_name("convledger-conformance")
@@ -229,6 +230,7 @@ NODE = shutil.which("node")
 @pytest.mark.skipif(NODE is None, reason="node is not on PATH")
 def test_command_runs_the_suite_over_the_wire(tmp_path: Path) -> None:
     """--command checks a store in another process (the Node server) and names it in the report."""
+    built_kit()  # interop/node/server.js runs on the TypeScript kit
     server = f"{NODE} {ROOT / 'interop' / 'node' / 'server.js'}"
     result = run_cli(
         ["--command", server, "--profile", "smoke", "--derandomize", "--json", "r.json"],

@@ -25,6 +25,7 @@ from convledger_conformance.registry import all_checks
 from convledger_conformance.runner import run_suite
 from galleries import BrokenStore
 from galleries.durability import BROKEN, AcknowledgesBeforeCommit, KeepsWritesInMemory
+from node_kit import built_kit
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
@@ -111,6 +112,8 @@ def test_a_server_without_open_store_is_not_applicable(
     server: str, clients: str, tmp_path: Path
 ) -> None:
     """WIR-040: a server that keeps nothing is reported not_applicable; the run does not fail."""
+    if "server.js" in server:
+        built_kit()  # interop/node/server.js runs on the TypeScript kit
     report_path = tmp_path / "crash.json"
     assert main(["crash", "--command", server, "--rounds", "1", "--clients", clients,
                  "--json", str(report_path)]) == 0

@@ -3,7 +3,7 @@
 Every id defined in ``spec/*.md`` (``- **LED-002** ...``) must occur literally
 in code: in ``reference/convledger`` (the store enforces it), in
 ``conformance/convledger_conformance`` (the suite, the report or the wire
-client enforces it) or in ``interop`` (the Node server). An id that occurs
+client enforces it) or in ``interop`` (the TypeScript kit and its servers). An id that occurs
 only inside a range (``TRN-040 .. TRN-066``) does not count. The reference
 (or a wire server) must cite every id except the few whose code is the
 suite's alone, listed in :data:`SUITE_ONLY`; :data:`NO_CODE` lists the ids
@@ -59,7 +59,7 @@ def _cited(base: Path, suffixes: tuple[str, ...]) -> frozenset[str]:
 
 def _reference() -> frozenset[str]:
     return _cited(ROOT / "reference" / "convledger", (".py",)) | _cited(
-        ROOT / "interop", (".py", ".js", ".mjs", ".cjs")
+        ROOT / "interop", (".py", ".js", ".mjs", ".cjs", ".ts")
     )
 
 

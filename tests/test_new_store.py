@@ -137,3 +137,54 @@ def test_refusals_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[st
         assert "new-store:" in capsys.readouterr().err
     assert existing.read_text("utf-8") == "keep = 1\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.py"]
+
+
+# -- --lang ts: a skeleton on the TypeScript kit (issue 32) ----------------------------------
+
+def _interface_members(text: str, interface: str) -> set[str]:
+    body = text.split(f"export interface {interface} {{", 1)[1].split("\n}", 1)[0]
+    return set(re.findall(r"^  (\w+)\??[<(]", body, flags=re.MULTILINE))
+
+
+def test_the_ts_hooks_are_the_kits_interfaces() -> None:
+    """Each hook the TypeScript skeleton writes is a member of the kit's storage interfaces."""
+    from convledger_conformance.skeleton_ts import HOOKS
+
+    text = (ROOT / "interop" / "typescript" / "src" / "storage.ts").read_text("utf-8")
+    written = {name for hooks in HOOKS.values() for name, _, _ in hooks}
+    members = (_interface_members(text, "LedgerStorage") - {"close"}) | _interface_members(
+        text, "PurgeStorage") | _interface_members(text, "PersistentStorage")
+    assert written == members
+
+
+def test_the_ts_skeleton_compiles_and_fails_by_hook_name(tmp_path: Path) -> None:
+    """tsc (strict) accepts the skeleton; served, an append is answered internal naming `write`."""
+    from convledger_conformance.support import draft
+    from convledger_conformance.wire.client import WireStoreFactory
+    from node_kit import built_kit, node_or_skip
+
+    kit = built_kit()
+    path = tmp_path / "my_store.ts"
+    done = new_store(path, "--lang", "ts", "--capabilities", "ledger,purge,projections,persistence")
+    assert done.returncode == 0, done.stderr
+    assert "4 hooks" in done.stdout
+    modules = tmp_path / "node_modules" / "@convledger"
+    modules.mkdir(parents=True)
+    (modules / "kit").symlink_to(kit)
+    (tmp_path / "package.json").write_text('{"type": "module"}', "utf-8")
+    tsc = subprocess.run(
+        [node_or_skip(), str(kit / "node_modules" / "typescript" / "bin" / "tsc"), "--strict",
+         "--module", "nodenext", "--target", "es2022", "--types", "node", "--typeRoots",
+         str(kit / "node_modules" / "@types"), "--outDir", str(tmp_path), str(path)],
+        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=300,
+    )
+    assert tsc.returncode == 0, tsc.stdout + tsc.stderr
+    factory = WireStoreFactory([node_or_skip(), str(tmp_path / "my_store.js")])
+    try:
+        store = factory()
+        with pytest.raises(Exception, match="not implemented: write"):
+            store.append("c", [draft("e1")])
+    finally:
+        factory.close()
+    again = new_store(tmp_path / "other.ts", "--lang", "ts", "--capabilities", "spills")
+    assert again.returncode == 2 and "does not serve spills" in again.stderr

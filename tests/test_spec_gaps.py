@@ -47,13 +47,13 @@ USES_APPEND: dict[str, str] = {
 
 
 def test_the_spec_version_is_written_in_wire_md() -> None:
-    """WIR-006 names the value; the reference, the suite and the Node server hold it."""
+    """WIR-006 names the value; the reference, the suite and the TypeScript kit hold it."""
     text = (SPEC / "wire.md").read_text(encoding="utf-8")
     (rule,) = [body for rule_id, body in RULE.findall(text) if rule_id == "WIR-006"]
     written = re.search(r'the text `"([^"`]+)"`', rule)
     assert written is not None, rule
-    node = (ROOT / "interop" / "node" / "server.js").read_text(encoding="utf-8")
-    node_version = re.search(r"const SPEC_VERSION = '([^']+)';", node)
+    kit = (ROOT / "interop" / "typescript" / "src" / "server.ts").read_text(encoding="utf-8")
+    node_version = re.search(r"export const SPEC_VERSION = '([^']+)';", kit)
     assert node_version is not None
     assert written.group(1) == convledger.SPEC_VERSION == requirements.SPEC_VERSION
     assert node_version.group(1) == convledger.SPEC_VERSION

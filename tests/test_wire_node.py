@@ -1,9 +1,12 @@
-"""The Node.js server (``interop/node/server.js``) passes the ledger-core chapters over the wire."""
+"""The Node.js server (``interop/node/server.js``, on the TypeScript kit) passes the ledger core.
+
+The kit is built first (tests/node_kit.py); without node or npm these tests skip, and fail
+under CI=true.
+"""
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,20 +17,18 @@ from convledger.store import Capability
 from convledger_conformance.report import FAILED
 from convledger_conformance.runner import run_suite
 from convledger_conformance.wire.client import WireStoreFactory
+from node_kit import built_kit, node_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "interop" / "node" / "server.js"
-NODE = shutil.which("node")
 CORE = ("ENV", "LED", "RPL", "ARC", "CAN", "KND", "ERR", "CAP")
-
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH")
 
 
 @pytest.fixture
 def node() -> Iterator[WireStoreFactory]:
-    """A factory over the Node server, stopped afterwards."""
-    assert NODE is not None
-    factory = WireStoreFactory([NODE, str(SERVER)])
+    """A factory over the Node server (the kit built first), stopped afterwards."""
+    built_kit()
+    factory = WireStoreFactory([node_or_skip(), str(SERVER)])
     yield factory
     factory.close()
 
@@ -76,10 +77,10 @@ def test_node_exports_the_reference_bytes(node: WireStoreFactory) -> None:
 
 def test_node_server_exits_2_on_a_cut_frame() -> None:
     """Input that ends inside a frame gets an invalid_input reply and exit status 2 (WIR-004)."""
-    assert NODE is not None
+    built_kit()
     result = subprocess.run(
-        [NODE, str(SERVER)], input=b"\x00\x00\x00\x10\xa1", capture_output=True, timeout=60,
-        check=False,
+        [node_or_skip(), str(SERVER)], input=b"\x00\x00\x00\x10\xa1", capture_output=True,
+        timeout=60, check=False,
     )
     assert result.returncode == 2
     assert result.stdout[4:].find(b"invalid_input") > 0

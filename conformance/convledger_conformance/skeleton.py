@@ -227,9 +227,21 @@ def main(argv: Sequence[str]) -> int:
         help="capabilities to declare (default: ledger; ledger is always included): "
         + ", ".join(c.value for c in Capability if c is not Capability.MIGRATION),
     )
+    parser.add_argument(
+        "--lang", choices=("py", "ts"), default="py",
+        help="py: a Python module on the bases; ts: a TypeScript module on @convledger/kit",
+    )
     args = parser.parse_args(argv)
     try:
         capabilities = capabilities_from(args.capabilities)
+        if args.lang == "ts":
+            from convledger_conformance.skeleton_ts import write_ts
+
+            text = write_ts(args.path, capabilities)
+            count = text.count("throw new Error('not implemented")
+            print(f"wrote {args.path}: class MyStorage, {count} hooks to implement "
+                  f"({', '.join(c.value for c in capabilities)})")
+            return 0
         text = write(args.path, capabilities)
     except (SkeletonError, OSError) as error:
         print(f"convledger-conformance new-store: {error}", file=sys.stderr)

@@ -1,0 +1,114 @@
+"""``convledger-conformance new-store PATH --lang ts``: a store skeleton on the TypeScript kit.
+
+Writes one TypeScript module holding a storage class with the hooks of
+``@convledger/kit`` (``interop/typescript/src/storage.ts``) for the declared
+capabilities, each documented with its contract and the spec ids that bind it
+and each throwing ``not implemented: HOOK``, and the call of ``serve``. A run
+of the suite against the skeleton (after ``tsc``) answers every operation with
+kind ``internal`` naming the hook still to write.
+
+The kit serves capabilities ``ledger``, ``persistence``, ``purge`` and
+``projections``; any other is refused, as is a PATH that exists already or is
+not a ``.ts`` file. ``tests/test_new_store.py`` checks that the hooks written
+here are the members of the kit's interfaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from convledger.capabilities import Capability
+from convledger_conformance.skeleton import SkeletonError
+
+SERVED: Final = (Capability.LEDGER, Capability.PERSISTENCE, Capability.PURGE,
+                 Capability.PROJECTIONS)
+"""The capabilities the kit serves, in table order."""
+
+HOOKS: Final[dict[Capability, tuple[tuple[str, str, str], ...]]] = {
+    Capability.LEDGER: (
+        ("write", "conversationId: string, step: (state: StoredState) => Change): void",
+         "In ONE atomic step (LED-002, LED-004, LED-013, TRN-095, PRJ-011, PRJ-044): give\n"
+         "`step` the conversation's state (head, purged, taken, read, checkpoint, checkpoints),\n"
+         "then store the Change it returns (envelopes after the head, exactly as given;\n"
+         "checkpoints replacing those of their names). When `step` throws, store nothing and\n"
+         "let the error through; the kit's step holds every refusal (ERR-010, ERR-011)."),
+        ("view", "conversationId: string, look: (state: StoredState) => T): T",
+         "In one atomic snapshot (ARC-014, PRJ-014): give `look` the conversation's state.\n"
+         "`arrayState(conversation, purged, taken)` builds a StoredState over arrays."),
+    ),
+    Capability.PERSISTENCE: (
+        ("reopen", "): Storage",
+         "Close this storage and return one on the same data, as a fresh process would see\n"
+         "it (WIR-020, LED-015); acknowledge a write only once it is durable (WIR-042)."),
+    ),
+    Capability.PURGE: (
+        ("purge", "conversationId: string): boolean",
+         "In ONE atomic step: delete the conversation's events and checkpoints, keep a\n"
+         "tombstone forever (TRN-093); true when newly purged, false when purged before\n"
+         "(TRN-090). A conversation that never existed is purged too."),
+    ),
+    Capability.PROJECTIONS: (),
+}
+"""The hooks of each capability: name, the signature after the name, the contract."""
+
+NOTE: Final = {
+    Capability.PROJECTIONS: "projections: the kit folds (PRJ-011 .. PRJ-033); the storage keeps "
+    "the checkpoints `write` hands it and gives them back in `checkpoint`/`checkpoints`.",
+}
+
+
+def capabilities_ts(capabilities: Sequence[Capability]) -> tuple[Capability, ...]:
+    """The capabilities asked for, refused unless the kit serves them."""
+    unserved = [c.value for c in capabilities if c not in SERVED]
+    if unserved:
+        raise SkeletonError(
+            f"the TypeScript kit does not serve {', '.join(unserved)} yet "
+            f"(it serves {', '.join(c.value for c in SERVED)})"
+        )
+    return tuple(c for c in SERVED if c in capabilities)
+
+
+def render_ts(capabilities: Sequence[Capability]) -> str:
+    """The text of the skeleton module."""
+    lines = [
+        "#!/usr/bin/env node",
+        "// A convledger store on @convledger/kit, written by `convledger-conformance new-store",
+        "// --lang ts`. Implement each hook (each throws until then), build with tsc, and run:",
+        '//   convledger-conformance --command "node PATH.js" --profile smoke',
+        "// Hooks and contracts: the kit's README and src/storage.ts.",
+        "import { type Change, type Storage, type StoredState, serve } from '@convledger/kit';",
+        "",
+        "class MyStorage implements Storage {",
+    ]
+    for capability in capabilities:
+        if capability in NOTE:
+            lines.append(f"  // {NOTE[capability]}")
+        for name, signature, contract in HOOKS[capability]:
+            generic = "<T>" if name == "view" else ""
+            lines += [f"  /** {capability.value}: " + contract.replace("\n", "\n   * ") + " */",
+                      f"  {name}{generic}({signature} {{",
+                      f"    throw new Error('not implemented: {name}');",
+                      "  }", ""]
+    lines[-1] = "}"
+    declared = ", ".join(f"'{c.value}'" for c in capabilities)
+    lines += [
+        "",
+        f"await serve({{ name: 'my-store', capabilities: [{declared}], "
+        "newStore: () => new MyStorage() });",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_ts(path: Path, capabilities: Sequence[Capability]) -> str:
+    """Write the skeleton to ``path`` (a new ``.ts`` file); return the text written."""
+    if path.suffix != ".ts":
+        raise SkeletonError(f"{path} must be a .ts file")
+    if path.exists():
+        raise SkeletonError(f"{path} exists already; it is left as it is")
+    text = render_ts(capabilities_ts(capabilities))
+    with path.open("x", encoding="utf-8") as stream:
+        stream.write(text)
+    return text

@@ -1,0 +1,137 @@
+#!/usr/bin/env node
+// A store on the kit that persists: capabilities ledger, persistence, purge and projections, and
+// openStore for crash runs (chapter DUR). Its data is one append-only file of JSON lines,
+// `log.jsonl`, in a directory: each line one committed change (the envelopes and checkpoints of
+// an append, an import or a catch-up) or one purge, fsync'ed before the reply (WIR-042). A lock file serializes the processes that share
+// the directory (WIR-041); each operation first reads the lines other processes added.
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Change, type Conversation, type Storage, type StoredState, applied, arrayState, serve } from '@convledger/kit';
+
+type Line = { readonly write: string; readonly change: Change } | { readonly purge: string };
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/** The directory's lock: a file created exclusively, holding its owner's pid. */
+function lock(path: string): () => void {
+  for (;;) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => unlinkSync(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let owner = 0;
+    try { owner = Number(readFileSync(path, 'utf8')); } catch { continue; }
+    if (owner > 0 && !alive(owner)) {
+      try { unlinkSync(path); } catch { /* another process removed it first */ }
+      continue;
+    }
+    Atomics.wait(pause, 0, 0, 1);
+  }
+}
+
+function alive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch (error) { return (error as NodeJS.ErrnoException).code === 'EPERM'; }
+}
+
+class FileStorage implements Storage {
+  private readonly fd: number;
+  private offset = 0; // the bytes of log.jsonl read so far, every one of them a complete line
+  private readonly conversations = new Map<string, Conversation>();
+  private readonly eventIds = new Set<string>();
+  private readonly tombstones = new Set<string>();
+
+  constructor(private readonly dir: string) {
+    const path = join(dir, 'log.jsonl');
+    const created = !existsSync(path);
+    this.fd = openSync(path, 'a+');
+    if (created) { const d = openSync(dir, 'r'); fsyncSync(d); closeSync(d); } // the file's name is durable too
+  }
+
+  /** Run `body` holding the directory's lock, after reading what other processes wrote. */
+  private locked<T>(body: () => T): T {
+    const release = lock(join(this.dir, 'lock'));
+    try {
+      const size = fstatSync(this.fd).size;
+      if (size > this.offset) {
+        const bytes = Buffer.alloc(size - this.offset);
+        readSync(this.fd, bytes, 0, bytes.length, this.offset);
+        const end = bytes.lastIndexOf(0x0a) + 1; // a line without its newline is a torn write: ignored
+        for (const text of bytes.subarray(0, end).toString('utf8').split('\n')) if (text) this.apply(JSON.parse(text) as Line);
+        this.offset += end;
+      }
+      return body();
+    } finally {
+      release();
+    }
+  }
+
+  private apply(line: Line): void {
+    if ('purge' in line) {
+      for (const envelope of this.conversations.get(line.purge)?.events ?? []) this.eventIds.delete(envelope.eventId);
+      this.conversations.delete(line.purge);
+      this.tombstones.add(line.purge);
+      return;
+    }
+    this.conversations.set(line.write, applied(this.conversations.get(line.write), line.change));
+    for (const envelope of line.change.events) this.eventIds.add(envelope.eventId);
+  }
+
+  private state(conversationId: string): StoredState {
+    const taken = (eventId: string): boolean => this.eventIds.has(eventId);
+    return arrayState(this.conversations.get(conversationId), this.tombstones.has(conversationId), taken);
+  }
+
+  /** Append one line durably (cutting a torn tail first), then apply it. */
+  private commit(line: Line): void {
+    const bytes = Buffer.from(`${JSON.stringify(line)}\n`, 'utf8');
+    ftruncateSync(this.fd, this.offset);
+    writeSync(this.fd, bytes, 0, bytes.length, this.offset);
+    fsyncSync(this.fd);
+    this.offset += bytes.length;
+    this.apply(line);
+  }
+
+  write(conversationId: string, step: (state: StoredState) => Change): void {
+    this.locked(() => {
+      const change = step(this.state(conversationId));
+      if (change.events.length > 0 || change.checkpoints.length > 0) this.commit({ write: conversationId, change });
+    });
+  }
+
+  view<T>(conversationId: string, look: (state: StoredState) => T): T {
+    return this.locked(() => look(this.state(conversationId)));
+  }
+
+  purge(conversationId: string): boolean {
+    return this.locked(() => {
+      const newly = !this.tombstones.has(conversationId);
+      this.commit({ purge: conversationId });
+      return newly;
+    });
+  }
+
+  reopen(): Storage {
+    this.close();
+    return new FileStorage(this.dir);
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+// newStore: a fresh directory per store, removed when the server exits.
+const made: string[] = [];
+process.on('exit', () => { for (const dir of made) rmSync(dir, { recursive: true, force: true }); });
+
+await serve({
+  name: 'convledger-ts-file',
+  capabilities: ['ledger', 'persistence', 'purge', 'projections'],
+  newStore: () => { const dir = mkdtempSync(join(tmpdir(), 'convledger-ts-')); made.push(dir); return new FileStorage(dir); },
+  openStore: (location) => new FileStorage(location),
+});

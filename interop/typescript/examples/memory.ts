@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// An in-memory store on the kit: capabilities ledger, purge and projections. Everything below is
+// storage; the kit checks arguments, orders refusals, pages, folds projections, builds archives
+// and serves the protocol.
+import { type Change, type Conversation, type Storage, type StoredState, applied, arrayState, serve } from '@convledger/kit';
+
+class MemoryStorage implements Storage {
+  private readonly conversations = new Map<string, Conversation>();
+  private readonly eventIds = new Set<string>();
+  private readonly tombstones = new Set<string>();
+
+  private state(conversationId: string): StoredState {
+    const taken = (eventId: string): boolean => this.eventIds.has(eventId);
+    return arrayState(this.conversations.get(conversationId), this.tombstones.has(conversationId), taken);
+  }
+
+  // One thread and no await: each call below is one atomic step.
+  write(conversationId: string, step: (state: StoredState) => Change): void {
+    const change = step(this.state(conversationId));
+    this.conversations.set(conversationId, applied(this.conversations.get(conversationId), change));
+    for (const envelope of change.events) this.eventIds.add(envelope.eventId);
+  }
+
+  view<T>(conversationId: string, look: (state: StoredState) => T): T {
+    return look(this.state(conversationId));
+  }
+
+  purge(conversationId: string): boolean {
+    for (const envelope of this.conversations.get(conversationId)?.events ?? []) this.eventIds.delete(envelope.eventId);
+    this.conversations.delete(conversationId);
+    if (this.tombstones.has(conversationId)) return false;
+    this.tombstones.add(conversationId);
+    return true;
+  }
+}
+
+await serve({ name: 'convledger-ts-memory', capabilities: ['ledger', 'purge', 'projections'], newStore: () => new MemoryStorage() });

@@ -1,0 +1,190 @@
+// The operations of a store over its storage hooks: every check that needs no stored state,
+// the order of refusals (ERR-007, ERR-010, ERR-011), paging (LED-007 .. LED-011), archives and
+// projections (PRJ).
+
+import { decodeArchive, encodeArchive } from './archive.js';
+import { type Draft, type Envelope, MAX_SAFE, checkCount, checkDraft, checkText, place } from './envelope.js';
+import { Refusal, conflict, duplicate, invalid, notSupported, purged } from './errors.js';
+import type { KindRegistry } from './kinds.js';
+import { DEFAULT_MAX_EVENTS, MAX_EVENTS, advance, checkName, definitionIn, definitionsIn, projectionProblem } from './projections.js';
+import type { Capability, Checkpoint, Storage, StoredState } from './storage.js';
+
+export const MAX_BATCH = 10000; // LED-001
+export const MAX_READ_LIMIT = 10000; // LED-010
+export const DEFAULT_READ_LIMIT = 1000; // LED-010
+const RUNTIME_KINDS = new Set(['runtime/baseline', 'runtime/transition']);
+
+/** Wire arguments: a decoded CBOR map (WIR-013, WIR-026). */
+export type Args = { readonly [name: string]: unknown };
+
+/** A page of `read` (LED-007): `nextSeq` present exactly when more may follow (LED-011). */
+export interface Page {
+  readonly items: readonly Envelope[];
+  readonly nextSeq?: number;
+}
+
+/** `importConversation`'s answer (ARC-017). */
+export interface ImportReport {
+  readonly conversationId: string;
+  readonly events: number;
+  readonly headSeq: number;
+}
+
+/** `projectionStatus`'s answer (PRJ-014). */
+export interface ProjectionStatus {
+  readonly uptoSeq: number;
+  readonly head: number;
+  readonly version: number | null;
+}
+
+/** One store: a storage and its declared capabilities, behind the operations of the protocol. */
+export class Store {
+  readonly capabilities: ReadonlySet<Capability>;
+
+  constructor(readonly storage: Storage, capabilities: readonly Capability[], readonly registry: KindRegistry) {
+    this.capabilities = new Set(capabilities);
+    if (this.capabilities.has('purge') && typeof storage.purge !== 'function') {
+      throw new TypeError('capability purge is declared but the storage has no purge hook');
+    }
+    if (this.capabilities.has('persistence') && typeof storage.reopen !== 'function') {
+      throw new TypeError('capability persistence is declared but the storage has no reopen hook');
+    }
+  }
+
+  private require(capability: Capability, operation: string): void { // CAP-002, first (ERR-007)
+    if (!this.capabilities.has(capability)) throw notSupported(capability, `${operation} needs capability ${capability}`);
+  }
+
+  /** LED-001 .. LED-006: checks alone (ERR-010 step 1, 2), then the storage's atomic step (3 to 5). */
+  append(args: Args): readonly Envelope[] {
+    const conversationId = args.conversationId;
+    checkText(conversationId, 'conversationId', 'ENV-005');
+    const drafts = args.drafts;
+    if (!Array.isArray(drafts)) throw invalid('drafts must be an array of drafts', 'LED-001', 'drafts');
+    if (drafts.length < 1 || drafts.length > MAX_BATCH) throw invalid(`an append carries 1 to ${MAX_BATCH} drafts`, 'LED-001', 'drafts');
+    const batch: Draft[] = drafts.map(checkDraft);
+    for (const draft of batch) {
+      this.registry.check(draft.kind, draft.schemaVersion, draft.payload);
+      if (RUNTIME_KINDS.has(draft.kind)) throw invalid(`${draft.kind} is never appended`, 'TRN-108', 'kind');
+    }
+    const expected = args.expectedHead ?? null; // WIR-026: null is absence
+    if (expected !== null) checkCount(expected, 'expectedHead', 'LED-005', 0, MAX_SAFE); // LIM-007
+    const seen = new Set<string>();
+    for (const draft of batch) {
+      if (seen.has(draft.eventId)) throw duplicate(draft.eventId, 'LED-003');
+      seen.add(draft.eventId);
+    }
+    let placed: readonly Envelope[] = [];
+    this.storage.write(conversationId, (state: StoredState) => {
+      if (state.purged) throw purged(conversationId);
+      if (expected !== null && Number(expected) !== state.head) {
+        throw conflict(state.head, `the head is ${state.head}, not ${String(expected)}`, 'LED-005');
+      }
+      for (const draft of batch) if (state.taken(draft.eventId)) throw duplicate(draft.eventId, 'LED-003');
+      placed = batch.map((draft, index) => place(conversationId, state.head + index + 1, draft));
+      return { events: placed, checkpoints: [] };
+    });
+    return placed;
+  }
+
+  /** LED-007 .. LED-011: check the window, fetch limit + 1, derive the cursor. */
+  read(args: Args): Page {
+    const conversationId = args.conversationId;
+    checkText(conversationId, 'conversationId', 'ENV-005');
+    const fromSeq = 'fromSeq' in args ? args.fromSeq : 1;
+    const toSeq = args.toSeq ?? null;
+    const limit = 'limit' in args ? args.limit : DEFAULT_READ_LIMIT;
+    checkCount(fromSeq, 'fromSeq', 'LED-010', 1);
+    if (toSeq !== null) {
+      checkCount(toSeq, 'toSeq', 'LED-010', 1);
+      if (toSeq < fromSeq) throw invalid('toSeq is before fromSeq', 'LED-010', 'toSeq');
+    }
+    checkCount(limit, 'limit', 'LED-010', 1, MAX_READ_LIMIT);
+    if (fromSeq > MAX_SAFE) return { items: [] }; // no seq exceeds 2^53-1 (ENV-006)
+    const to = toSeq === null || toSeq > MAX_SAFE ? null : Number(toSeq);
+    const found = this.storage.view(conversationId, (state) => state.read(Number(fromSeq), to, Number(limit) + 1));
+    if (found.length > Number(limit)) {
+      const items = found.slice(0, Number(limit));
+      return { items, nextSeq: (items[items.length - 1] as Envelope).seq + 1 };
+    }
+    return { items: found };
+  }
+
+  /** LED-012. */
+  head(args: Args): number {
+    checkText(args.conversationId, 'conversationId', 'ENV-005');
+    return this.storage.view(args.conversationId, (state) => state.head);
+  }
+
+  /** ARC-001, ARC-005, ARC-014, PRJ-040. */
+  exportConversation(args: Args): Uint8Array {
+    const conversationId = args.conversationId;
+    checkText(conversationId, 'conversationId', 'ENV-005');
+    const [events, checkpoints] = this.storage.view(conversationId, (state) => [state.read(1, null, MAX_SAFE), state.checkpoints()] as const);
+    if (events.length === 0) throw new Refusal('not_found', 'the conversation has no events', 'ARC-005');
+    return encodeArchive(conversationId, events, this.capabilities.has('projections') ? checkpoints : []);
+  }
+
+  /** ARC-002 .. ARC-013 in ERR-011's order; steps 7 to 9 inside the storage's atomic step. */
+  importConversation(args: Args): ImportReport {
+    const archive = decodeArchive(args.archive, this.registry, this.capabilities);
+    const given = definitionsIn(args.projections ?? undefined); // step 6 (PRJ-043)
+    const companion = archive.companions.projections;
+    const checkpoints = companion === undefined ? [] : projectionProblem(archive.events, companion, this.registry, given);
+    const { conversationId, events } = archive;
+    this.storage.write(conversationId, (state: StoredState) => {
+      if (state.purged) throw purged(conversationId);
+      if (state.head > 0) throw conflict(state.head, 'the target conversation has events', 'ARC-009');
+      for (const envelope of events) if (state.taken(envelope.eventId)) throw duplicate(envelope.eventId, 'ARC-010');
+      return { events, checkpoints }; // PRJ-044: in the same atomic step
+    });
+    return { conversationId, events: events.length, headSeq: events.length };
+  }
+
+  /** TRN-090 .. TRN-096. */
+  purge(args: Args): 'purged' | 'already_purged' {
+    this.require('purge', 'purge');
+    checkText(args.conversationId, 'conversationId', 'ENV-005');
+    if (this.storage.purge === undefined) throw notSupported('purge', 'purge needs capability purge');
+    return this.storage.purge(args.conversationId) ? 'purged' : 'already_purged';
+  }
+
+  /** PRJ-011 .. PRJ-033: fold at most maxEvents more events and store the checkpoint. */
+  catchUp(args: Args): Checkpoint {
+    this.require('projections', 'catchUp');
+    const conversationId = args.conversationId;
+    checkText(conversationId, 'conversationId', 'ENV-005');
+    const definition = definitionIn(args.definition);
+    const maxEvents = 'maxEvents' in args ? args.maxEvents : DEFAULT_MAX_EVENTS;
+    if (typeof maxEvents !== 'number' || !Number.isInteger(maxEvents) || maxEvents < 1 || maxEvents > MAX_EVENTS) {
+      throw invalid(`maxEvents must be an integer in 1..${MAX_EVENTS}`, 'PRJ-011', 'max_events');
+    }
+    let result: Checkpoint | undefined;
+    this.storage.write(conversationId, (state) => {
+      if (state.purged) throw purged(conversationId); // PRJ-016
+      const step = advance(definition, this.registry, state, maxEvents);
+      result = step.result;
+      return { events: [], checkpoints: step.store ? [step.result] : [] };
+    });
+    return result as Checkpoint;
+  }
+
+  /** PRJ-010. */
+  loadCheckpoint(args: Args): Checkpoint | null {
+    this.require('projections', 'loadCheckpoint');
+    checkText(args.conversationId, 'conversationId', 'ENV-005');
+    const name = checkName(args.name);
+    return this.storage.view(args.conversationId, (state) => state.checkpoint(name));
+  }
+
+  /** PRJ-014: the checkpoint's uptoSeq and version beside the head, read together. */
+  projectionStatus(args: Args): ProjectionStatus {
+    this.require('projections', 'projectionStatus');
+    checkText(args.conversationId, 'conversationId', 'ENV-005');
+    const name = checkName(args.name);
+    return this.storage.view(args.conversationId, (state) => {
+      const stored = state.checkpoint(name);
+      return { uptoSeq: stored?.uptoSeq ?? 0, head: state.head, version: stored?.version ?? null };
+    });
+  }
+}

@@ -1,0 +1,212 @@
+// The wire protocol (chapter WIR): frames on stdin/stdout, hello, handles and dispatch.
+
+import { type CborValue, type Encodable, IntegralFloat, MalformedFrame, decode, encode } from './cbor.js';
+import { Refusal, invalid, notSupported } from './errors.js';
+import { isObject } from './json.js';
+import { KindRegistry } from './kinds.js';
+import { type Args, Store } from './ledger.js';
+import type { Storage, StoreFactory } from './storage.js';
+
+export const PROTOCOL = 1;
+export const SPEC_VERSION = '0.1';
+export const MAX_FRAME = 256 * 1024 * 1024; // WIR-001
+
+/** Every request type of the protocol's table and the capability that carries it (WIR-006). */
+const CARRIED: ReadonlyMap<string, string> = new Map([
+  ['append', 'ledger'], ['read', 'ledger'], ['head', 'ledger'],
+  ['exportConversation', 'ledger'], ['importConversation', 'ledger'],
+  ['transition', 'transitions'], ['loadRun', 'transitions'], ['listActiveRuns', 'transitions'],
+  ['loadSnapshot', 'transitions'], ['scanRecoverable', 'transitions'], ['purge', 'purge'],
+  ['putSpill', 'spills'], ['getSpill', 'spills'], ['deleteSpill', 'spills'],
+  ['exportBundle', 'spills'], ['importBundle', 'spills'], ['search', 'search'],
+  ['catchUp', 'projections'], ['loadCheckpoint', 'projections'], ['projectionStatus', 'projections'],
+]);
+const SERVED: ReadonlyMap<string, (store: Store, args: Args) => unknown> = new Map<string, (store: Store, args: Args) => unknown>([
+  ['append', (s, a) => s.append(a)],
+  ['read', (s, a) => s.read(a)],
+  ['head', (s, a) => s.head(a)],
+  ['exportConversation', (s, a) => s.exportConversation(a)],
+  ['importConversation', (s, a) => s.importConversation(a)],
+  ['purge', (s, a) => s.purge(a)],
+  ['catchUp', (s, a) => s.catchUp(a)],
+  ['loadCheckpoint', (s, a) => s.loadCheckpoint(a)],
+  ['projectionStatus', (s, a) => s.projectionStatus(a)],
+]);
+
+/** A reply frame (WIR-005). */
+export type Reply = { id: number | bigint | null; ok?: Encodable; error?: Encodable };
+
+function isId(value: unknown): value is number | bigint {
+  return (typeof value === 'number' && Number.isInteger(value) && value >= 0) || (typeof value === 'bigint' && value >= 0n && value < 1n << 64n);
+}
+
+function refusalOut(error: Refusal): Encodable {
+  const out: { [k: string]: Encodable } = { kind: error.kind, message: error.message, details: { ...error.details } };
+  if (error.requirement !== undefined) out.requirement = error.requirement;
+  return out;
+}
+
+/** One session: the stores by handle and the answers to requests (no I/O; see `serve`). */
+export class Session {
+  private readonly stores = new Map<number, Store>();
+  private nextHandle = 1;
+  private greeted = false;
+  private readonly registry: KindRegistry;
+
+  constructor(private readonly factory: StoreFactory, registry?: KindRegistry) {
+    this.registry = registry ?? KindRegistry.shipped();
+  }
+
+  private capabilities(): string[] {
+    return ['ledger', ...this.factory.capabilities.filter((c) => c !== 'ledger')].sort();
+  }
+
+  private register(store: Store): { store: number; capabilities: string[] } {
+    const handle = this.nextHandle++;
+    this.stores.set(handle, store);
+    return { store: handle, capabilities: this.capabilities() };
+  }
+
+  private make(storage: Storage): Store {
+    return new Store(storage, this.factory.capabilities, this.registry);
+  }
+
+  private dispatch(op: string, args: Args): unknown {
+    if (op === 'hello') {
+      // WIR-006 does not say whether 1.0 or true name version 1: the reference (Python's ==) takes both
+      const offered = args.protocol instanceof IntegralFloat ? args.protocol.value : args.protocol === true ? 1 : args.protocol;
+      if (offered !== PROTOCOL) throw new Refusal('not_supported', 'another protocol version', 'WIR-006', { capability: '' });
+      this.greeted = true;
+      const operations = [...CARRIED].filter(([name, capability]) => capability === 'ledger' || this.capabilities().includes(capability) && SERVED.has(name)).map(([name]) => name);
+      if (this.factory.openStore !== undefined) operations.push('openStore');
+      return { protocol: PROTOCOL, spec: SPEC_VERSION, server: this.factory.name, capabilities: this.capabilities(), operations: operations.sort() };
+    }
+    if (!this.greeted) throw invalid('the first request must be hello', 'WIR-006');
+    if (op === 'newStore') return this.register(this.make(this.factory.newStore()));
+    if (op === 'openStore') {
+      if (this.factory.openStore === undefined) throw new Refusal('not_supported', 'this server keeps no persistent store', 'WIR-040', { capability: '' });
+      if (typeof args.location !== 'string' || args.location === '') throw invalid('openStore needs a location (text)', 'WIR-040', 'location');
+      return this.register(this.make(this.factory.openStore(args.location)));
+    }
+    const handle = args.store;
+    const store = typeof handle === 'number' ? this.stores.get(handle) : undefined;
+    if (store === undefined) throw invalid(`no open store has handle ${String(handle)}`, 'WIR-020', 'store');
+    if (op === 'close') { this.stores.delete(handle as number); store.storage.close?.(); return null; }
+    if (op === 'capabilities') return this.capabilities();
+    if (op === 'reopen') {
+      if (!store.capabilities.has('persistence') || store.storage.reopen === undefined) throw notSupported('persistence', 'reopen needs capability persistence');
+      this.stores.delete(handle as number);
+      return this.register(this.make(store.storage.reopen()));
+    }
+    const capability = CARRIED.get(op);
+    if (capability === undefined) throw new Refusal('not_supported', `the protocol carries no request ${op}`, 'WIR-007', { capability: '' });
+    const handler = SERVED.get(op);
+    if (handler === undefined || !store.capabilities.has(capability as never)) throw notSupported(capability, `${op} needs capability ${capability}`);
+    return handler(store, args);
+  }
+
+  /** The reply to one decoded request frame (WIR-004 .. WIR-008). */
+  answer(request: CborValue): Reply {
+    if (!isObject(request)) return { id: null, error: { kind: 'invalid_input', message: 'a frame holds a map', requirement: 'WIR-004' } };
+    const id = request.id;
+    const args = 'args' in request ? request.args : {};
+    if (!isId(id) || typeof request.op !== 'string' || !isObject(args)) {
+      return { id: isId(id) ? id : null, error: { kind: 'invalid_input', message: 'a request is {id, op, args?}', requirement: 'WIR-004' } };
+    }
+    try {
+      return { id, ok: this.dispatch(request.op, args) as Encodable };
+    } catch (error) {
+      if (error instanceof Refusal) return { id, error: refusalOut(error) };
+      const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      return { id, error: { kind: 'internal', message: text } };
+    }
+  }
+
+  /** Close every open store (end of input). */
+  closeAll(): void {
+    for (const store of this.stores.values()) {
+      try { store.storage.close?.(); } catch (error) { process.stderr.write(`closing a store failed: ${String(error)}\n`); }
+    }
+    this.stores.clear();
+  }
+}
+
+function frame(reply: Reply): Uint8Array {
+  let body: Uint8Array;
+  try {
+    body = encode(reply);
+  } catch (error) { // a result without a CBOR image: internal (WIR-008)
+    body = encode({ id: reply.id, error: { kind: 'internal', message: `unencodable result: ${String(error)}` } });
+  }
+  const out = new Uint8Array(4 + body.length);
+  new DataView(out.buffer).setUint32(0, body.length);
+  out.set(body, 4);
+  return out;
+}
+
+/** Options of `serve`. */
+export interface ServeOptions {
+  /** The kind registry (default: the kinds.json shipped with the kit, WIR-022). */
+  readonly registry?: KindRegistry;
+  readonly input?: NodeJS.ReadableStream;
+  readonly output?: NodeJS.WritableStream;
+}
+
+/**
+ * Serve the wire protocol on stdin/stdout for the stores `factory` makes (WIR-001 .. WIR-042):
+ * frames only on stdout (WIR-023), one reply per request in order (WIR-005), and each write
+ * acknowledged only after the storage's hook returned (WIR-042).
+ */
+export function serve(factory: StoreFactory, options: ServeOptions = {}): Promise<void> {
+  const session = new Session(factory, options.registry);
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const reply = (message: Reply): void => { output.write(frame(message)); };
+  let waiting: Buffer[] = [];
+  let waitingBytes = 0;
+  let needed = 4;
+  return new Promise((resolve) => {
+    input.on('data', (chunk: Buffer) => {
+      waiting.push(chunk);
+      waitingBytes += chunk.length;
+      if (waitingBytes < needed) return;
+      let pending = waiting.length === 1 ? (waiting[0] as Buffer) : Buffer.concat(waiting, waitingBytes);
+      waiting = [];
+      waitingBytes = 0;
+      needed = 4;
+      while (pending.length >= 4) {
+        const size = pending.readUInt32BE(0);
+        if (size > MAX_FRAME) { // the framing is lost (WIR-004)
+          reply({ id: null, error: { kind: 'invalid_input', message: 'a frame over the limit', requirement: 'WIR-004' } });
+          process.exitCode = 2;
+          input.removeAllListeners('data');
+          session.closeAll();
+          if ('destroy' in input && typeof input.destroy === 'function') input.destroy();
+          resolve();
+          return;
+        }
+        if (pending.length < 4 + size) { needed = 4 + size; break; }
+        const body = pending.subarray(4, 4 + size);
+        pending = pending.subarray(4 + size);
+        let request: CborValue;
+        try {
+          request = decode(body);
+        } catch (error) {
+          if (!(error instanceof MalformedFrame)) throw error;
+          reply({ id: null, error: { kind: 'invalid_input', message: error.message, requirement: 'WIR-004' } });
+          continue;
+        }
+        reply(session.answer(request));
+      }
+      if (pending.length) { waiting = [pending]; waitingBytes = pending.length; }
+    });
+    input.on('end', () => {
+      if (waitingBytes) {
+        reply({ id: null, error: { kind: 'invalid_input', message: 'the input ended inside a frame', requirement: 'WIR-004' } });
+        process.exitCode = 2;
+      }
+      session.closeAll();
+      resolve();
+    });
+  });
+}

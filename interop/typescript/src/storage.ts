@@ -1,0 +1,123 @@
+// What a store author writes: the storage hooks, one small interface per capability.
+//
+// The kit checks every argument, orders the refusals (ERR-007, ERR-010, ERR-011), builds and
+// parses archives and pages, folds projections; a storage only keeps, per conversation, its
+// envelopes and its projection checkpoints, atomically and, for `persistence`, durably. It is the
+// mirror of the Python bases (convledger/store_base.py, PurgeBase, ProjectionsBase).
+
+import type { Envelope } from './envelope.js';
+import type { Json } from './json.js';
+
+/** The capabilities the kit can serve (chapter CAP). */
+export type Capability = 'ledger' | 'persistence' | 'purge' | 'projections';
+
+/** A projection's stored progress over one conversation (PRJ-010). */
+export interface Checkpoint {
+  readonly name: string;
+  readonly version: number;
+  readonly uptoSeq: number;
+  readonly state: Json;
+}
+
+/** What the kit reads of one conversation, inside one atomic step of the storage. */
+export interface StoredState {
+  /** The last seq of the conversation, 0 when it has none (LED-012). */
+  readonly head: number;
+  /** True when the conversation was purged (TRN-092); false for a storage without `purge`. */
+  readonly purged: boolean;
+  /** True when a stored event of ANY conversation carries this eventId (LED-003, ARC-010). */
+  taken(eventId: string): boolean;
+  /** Up to `limit` envelopes with fromSeq <= seq <= toSeq (toSeq null: no bound), in seq order. */
+  read(fromSeq: number, toSeq: number | null, limit: number): readonly Envelope[];
+  /** The stored checkpoint of a projection, or null (capability projections only). */
+  checkpoint(name: string): Checkpoint | null;
+  /** Every stored checkpoint of the conversation, in any order (capability projections only). */
+  checkpoints(): readonly Checkpoint[];
+}
+
+/** What one write stores: envelopes after the head, exactly as given, and checkpoints by name. */
+export interface Change {
+  readonly events: readonly Envelope[];
+  /** Each replaces the stored checkpoint of its name. */
+  readonly checkpoints: readonly Checkpoint[];
+}
+
+/** Capability `ledger` (and `projections`): the hooks every storage implements. */
+export interface LedgerStorage {
+  /**
+   * In ONE atomic step (LED-002, LED-004, LED-013, TRN-095, PRJ-011, PRJ-044): give `step` the
+   * conversation's state, then store the change it returns; nothing another writer (thread,
+   * handle or process) does may come between. When `step` throws, store nothing and let the
+   * error through. With capability `persistence`, return only once the change is durable (DUR).
+   */
+  write(conversationId: string, step: (state: StoredState) => Change): void;
+  /** In one atomic snapshot (ARC-014, PRJ-014): give `look` the conversation's state. */
+  view<T>(conversationId: string, look: (state: StoredState) => T): T;
+  /** Release what the storage holds (the handle is retired, WIR-020). */
+  close?(): void;
+}
+
+/** Capability `purge` (TRN-090 .. TRN-096). */
+export interface PurgeStorage {
+  /**
+   * In ONE atomic step: delete the conversation's events and checkpoints and keep a tombstone
+   * forever (TRN-093); return true when newly purged, false when it was purged before
+   * (TRN-090). A conversation that never existed is purged too.
+   */
+  purge(conversationId: string): boolean;
+}
+
+/** Capability `persistence`: the same data through a new handle (WIR-020, LED-015). */
+export interface PersistentStorage {
+  /** Close this storage and return one on the same data, as a fresh process would see it. */
+  reopen(): Storage;
+}
+
+/** A storage: the ledger hooks and, for each further declared capability, its hooks. */
+export type Storage = LedgerStorage & Partial<PurgeStorage> & Partial<PersistentStorage>;
+
+/** What `serve` needs: a name, the declared capabilities (CAP-001), and how to make storages. */
+export interface StoreFactory {
+  /** The server's name in `hello` (WIR-006). */
+  readonly name: string;
+  /** The declared capabilities; `ledger` is always served. */
+  readonly capabilities: readonly Capability[];
+  /** A new, empty storage sharing nothing with the others (WIR-020). */
+  newStore(): Storage;
+  /**
+   * The storage kept at `location` (a directory the suite made), shared with every other
+   * process that opens it (WIR-040, WIR-041): present for a storage that persists.
+   */
+  openStore?(location: string): Storage;
+}
+
+/** Per conversation, what a storage that keeps plain arrays holds; see `arrayState`. */
+export interface Conversation {
+  readonly events: Envelope[];
+  readonly checkpoints: Map<string, Checkpoint>;
+}
+
+/** A StoredState over a conversation kept as an array in seq order (the examples' shape). */
+export function arrayState(conversation: Conversation | undefined, purged: boolean, taken: (eventId: string) => boolean): StoredState {
+  const events = conversation?.events ?? [];
+  const checkpoints = conversation?.checkpoints ?? new Map<string, Checkpoint>();
+  return {
+    head: events.length,
+    purged,
+    taken,
+    read: (fromSeq, toSeq, limit) => events.slice(fromSeq - 1, Math.min(toSeq ?? events.length, events.length, fromSeq - 1 + limit)),
+    checkpoint: (name) => checkpoints.get(name) ?? null,
+    checkpoints: () => [...checkpoints.values()],
+  };
+}
+
+/**
+ * The conversation after a change: its events appended and its checkpoints replaced by name, in
+ * place (a new conversation when there was none), so that applying n changes costs O(n).
+ */
+export function applied(conversation: Conversation | undefined, change: Change): Conversation {
+  const target = conversation ?? { events: [], checkpoints: new Map<string, Checkpoint>() };
+  for (const envelope of change.events) target.events.push(envelope);
+  for (const checkpoint of change.checkpoints) target.checkpoints.set(checkpoint.name, checkpoint);
+  return target;
+}
