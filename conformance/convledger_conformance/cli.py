@@ -8,7 +8,7 @@
                            [--seed N | --derandomize] [--no-shrink]
                            [--json PATH] [--junit PATH] [--html PATH]
                            [--record-failures DIR] [--list] [--version]
-    convledger-conformance replay TRACE.json [--store MODULE:FACTORY | --command CMD]
+    convledger-conformance replay TRACE|DIR|GLOB... [--store MODULE:FACTORY | --command CMD]
     convledger-conformance new-store PATH [--capabilities CAP[,CAP...]]
 
 Without ``--store`` it validates the embedded reference store
@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="convledger-conformance",
         description="Check a conversation event ledger store against the convledger spec.",
         epilog="exit codes: " + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items())
-        + ". Subcommand: replay TRACE.json [--store ...|--command ...] (replay --help).",
+        + ". Subcommand: replay TRACE|DIR|GLOB... [--store ...|--command ...] (replay --help).",
     )
     parser.add_argument(
         "--version", action="version",

@@ -329,7 +329,15 @@ def _with_steps(trace: Trace, steps: Sequence[Step]) -> Trace:
 def trace_of_failure(
     item: Check, context: CheckContext, failed: Sequence[str], *, store_name: str
 ) -> RecordedFailure:
-    """Re-run the failed check ``item`` with recording; its shrunk failure as a minimal trace."""
+    """Re-run the failed check ``item`` with recording; its shrunk failure as a minimal trace.
+
+    A trace is returned only when it is faithful: every step is an operation of a
+    capability the store declares (a store answers the others ``not_supported``, CAP-002,
+    which is right, not a failure), and replaying the recorded document exactly as
+    ``convledger-conformance replay`` does fails on this store (:func:`faithful`).
+    When no log gives one as recorded, its reads are tried once more with ``alter``
+    (the caller changes what it was handed, LED-014).
+    """
     recorder = RecordingFactory(context.factory)
     try:
         item.run(attrs.evolve(context, factory=recorder))
@@ -337,24 +345,66 @@ def trace_of_failure(
         pass
     else:
         return RecordedFailure(item.name, None, "the check passed when re-run with recording")
-    replayed = 0
+    declared = {capability.value for capability in context.capabilities}
+    candidates: list[list[Step]] = []
     for log in reversed(recorder.logs):
         steps = [step for step in log if has_json_image(step)]
         recorder.unlogged["a call (a value whose JSON text reads back otherwise)"] += (
             len(log) - len(steps))
-        if not steps:
-            continue
-        replayed += 1
-        name = f"shrunk/{store_name}/{item.name}"
-        trace = Trace(name, tuple(failed), capabilities_of(steps), tuple(steps))
-        if not reproduces(context.factory, trace):
-            continue
-        smallest = minimize(context.factory, trace)
-        first = reproduces(context.factory, smallest)
-        note = f"{len(smallest.steps)} steps (from {len(steps)}); " + (
-            _shortened(first[0]) if first else "no longer reproduces")
-        return RecordedFailure(item.name, record(smallest), note)
+        kept = [step for step in steps if set(capabilities_of([step])) <= declared | {"ledger"}]
+        for step in steps:
+            if not set(capabilities_of([step])) <= declared | {"ledger"}:
+                recorder.unlogged[f"{step['op']} (capability not declared)"] += 1
+        if kept:
+            candidates.append(kept)
+    recorder.logs.clear()  # the logs can be large (issue 35): only the candidates are kept
+    replayed = 0
+    name = f"shrunk/{store_name}/{item.name}"
+    for variant in (_as_recorded, _altered):
+        for steps in candidates:
+            tried = variant(steps)
+            if tried is None:
+                continue
+            replayed += 1
+            trace = Trace(name, tuple(failed), capabilities_of(tried), tuple(tried))
+            if not reproduces(context.factory, trace):
+                continue
+            smallest = minimize(context.factory, trace)
+            document = record(smallest)
+            first = faithful(context.factory, document, declared)
+            if not first:
+                continue
+            note = f"{len(smallest.steps)} steps (from {len(tried)}); {_shortened(first[0])}"
+            return RecordedFailure(item.name, document, note)
     return RecordedFailure(item.name, None, _why_not(replayed, recorder.unlogged))
+
+
+def faithful(
+    factory: StoreFactory, document: dict[str, Any], declared: set[str]
+) -> list[str]:
+    """The differences replaying ``document`` shows on ``factory``'s store, as ``replay`` would.
+
+    Empty (so the document must not be written) when the trace needs a capability the
+    store does not declare, when it passes, or when the store crashes on it.
+    """
+    needed = set(document.get("capabilities", ())) - {"ledger"}
+    if not needed <= declared:
+        return []
+    try:
+        return replay(factory, document)
+    except Exception as error:  # a crash on a step is a difference too, as replay prints
+        return [f"{document['name']}: the store raised {type(error).__name__}: {error}"]
+
+
+def _as_recorded(steps: list[Step]) -> list[Step] | None:
+    return steps
+
+
+def _altered(steps: list[Step]) -> list[Step] | None:
+    """``steps`` with every read made an altering read; None when there is no read."""
+    if not any(step["op"] == "read" for step in steps):
+        return None
+    return [{**step, "alter": True} if step["op"] == "read" else step for step in steps]
 
 
 def _why_not(replayed: int, unlogged: collections.Counter[str]) -> str:

@@ -29,7 +29,7 @@ op                 members                                                observ
                                                                           messageIds | error
 ``scanRecoverable`` after ([conversationId, ordinal] or null), limit      runs, next | error
 ``roundTrip``      conversationId                                         identical | error
-``read``           conversationId, fromSeq, toSeq?, limit                 items, nextSeq? | error
+``read``           conversationId, fromSeq, toSeq?, limit, alter?         items, nextSeq? | error
 ``head``           conversationId                                         head | error
 ``import``         conversationId (of the archive, or null), archive      conversationId, events,
                    (the archive's text)                                   headSeq | error
@@ -39,6 +39,9 @@ op                 members                                                observ
 ``projectionStatus`` conversationId, name                                 uptoSeq, head, version
                                                                           | error
 ================== ====================================================== =======================
+
+A ``read`` with ``alter: true`` then changes, in place, each payload it was handed (the
+caller's own copy, LED-014: :data:`ALTERED`); the answer is taken before.
 
 Transition inputs and drafts are built from their wire members WITHOUT
 validation (:func:`convledger.wire.values.transition_in`,
@@ -145,7 +148,26 @@ def _read(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
         step["conversationId"], from_seq=step["fromSeq"], to_seq=step.get("toSeq"),
         limit=step["limit"],
     )
-    return page_out(page)
+    answer = page_out(page)
+    if step.get("alter"):  # the caller then changes what it got (LED-014); see ALTERED
+        for envelope in page.items:
+            _alter(envelope.payload)
+    return answer
+
+
+ALTERED = "convledgerAlteredByTheCaller"
+"""The member a ``read`` step with ``alter: true`` adds to each payload object it was handed.
+
+An in-process store that hands its callers the objects it keeps (LED-014) then shows
+the member to the next reader; over the wire every answer is a copy, so it changes nothing.
+"""
+
+
+def _alter(payload: object) -> None:
+    if isinstance(payload, dict):
+        payload[ALTERED] = True
+    elif isinstance(payload, list):
+        payload.append(ALTERED)
 
 
 def _head(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
