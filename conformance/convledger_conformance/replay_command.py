@@ -12,9 +12,9 @@ Replays every trace of each file (the format of ``spec/vectors/traces``, as
 wire server, and prints one line per trace: ``passed``, ``failed`` with the
 first step whose outcome or state digest differs from the recording, or
 ``not applicable`` when the store does not declare a capability the trace
-needs; a store that raises on a step fails the trace. Exit codes: those of ``convledger-conformance`` (0 every applicable
-trace passed, 1 one failed, 2 usage error or a file that is not a trace
-file, 3 the server could not be started).
+needs; a store that raises on a step fails the trace. Exit codes: those of
+``convledger-conformance`` (0 every applicable trace passed, 1 one failed, 2 usage
+error or a file that is not a trace file, 3 the server could not be started).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ import re
 import secrets
 import time
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Final, TextIO
 
@@ -72,6 +72,7 @@ from convledger_conformance.report import (
     SuiteInfo,
     requirement_results,
 )
+from convledger_conformance.rerun import ordered
 from convledger_conformance.runsettings import (
     SEED_BITS,
     ProgressLine,
@@ -102,6 +103,8 @@ def run_suite(
     progress: TextIO | None = None,
     record_failures: Path | None = None,
     seed: int | None = None,
+    stop_at_first: bool = False,
+    first: Sequence[str] = (),
 ) -> Report:
     """Run every check of a declared capability against stores made by ``factory``.
 
@@ -117,6 +120,9 @@ def run_suite(
     (:mod:`convledger_conformance.vectors.failures`); the check's detail names
     the file, or says why none was written. ``seed`` derives every check's
     seed (:func:`check_seed`); None draws one, unless ``derandomize``.
+    ``stop_at_first`` stops at the first failed check (``-x``): the checks not
+    reached are ``not_run``, saying so. ``first`` names checks to run before the
+    others (``--ff``).
     """
     selected = _validated(factory, profile, checks)
     if seed is None and not derandomize:
@@ -124,7 +130,7 @@ def run_suite(
     name = store_name if store_name is not None else describe_factory(factory)
     suite = _suite_info(profile=profile, derandomize=derandomize, shrink=shrink, seed=seed)
     line = ProgressLine(progress)
-    rest = [item for item in selected if item.name != FRESH_CHECK]
+    rest = ordered([item for item in selected if item.name != FRESH_CHECK], first)
     # the declaration, fresh_store, the other checks and, for the whole suite, the inventory
     total = 2 + len(rest) + (checks is None)
     line.show(1, total, DECLARATION_CHECK)
@@ -157,6 +163,7 @@ def run_suite(
         ran = list(_run_checks(
             rest, context, line, total=total, seed=seed,
             recording=None if record_failures is None else (record_failures, name),
+            stop_at_first=stop_at_first,
         ))
         results = [accepted, first, *ran, *helper_findings([first, *ran])]
     if checks is None:  # the whole suite: every shipped vector file must have been replayed
@@ -279,9 +286,14 @@ def describe_factory(factory: StoreFactory) -> str:
 def _run_checks(
     selected: list[Check], context: CheckContext, line: ProgressLine,
     *, total: int, seed: int | None, recording: tuple[Path, str] | None = None,
+    stop_at_first: bool = False,
 ) -> Iterator[CheckResult]:
     """Run the checks of declared capabilities; the others are not run (CAP-001)."""
+    stopped = ""
     for number, item in enumerate(selected, start=3):  # after the declaration and fresh_store
+        if stopped:
+            yield _not_run(item, f"not run: stopped at the first failed check, {stopped} (-x)")
+            continue
         line.show(number, total, item.name)
         missing = item.missing(context.capabilities)
         if not missing:
@@ -289,6 +301,8 @@ def _run_checks(
             if result.status == FAILED and recording is not None:
                 recorded = functools.partial(_with_recorded_trace, result, recording=recording)
                 result = seeded(recorded, item, context, seed)
+            if result.status == FAILED and stop_at_first:
+                stopped = item.name
             yield result
         else:
             names = ", ".join(repr(capability.value) for capability in missing)
