@@ -246,6 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seed=seed,
             stop_at_first=args.exitfirst,
             first=plan.first,
+            focused=checks is not None,
         )
     finally:
         if wire is not None:

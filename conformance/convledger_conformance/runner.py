@@ -105,6 +105,7 @@ def run_suite(
     seed: int | None = None,
     stop_at_first: bool = False,
     first: Sequence[str] = (),
+    focused: bool = False,
 ) -> Report:
     """Run every check of a declared capability against stores made by ``factory``.
 
@@ -122,7 +123,9 @@ def run_suite(
     seed (:func:`check_seed`); None draws one, unless ``derandomize``.
     ``stop_at_first`` stops at the first failed check (``-x``): the checks not
     reached are ``not_run``, saying so. ``first`` names checks to run before the
-    others (``--ff``).
+    others (``--ff``). ``focused`` (a user's selection: ``-k``, ``--chapter``,
+    ``--lf``) lists the ids no check of ``checks`` covers as not selected (CAP-007)
+    instead of ``not_run``.
     """
     selected = _validated(factory, profile, checks)
     if seed is None and not derandomize:
@@ -142,7 +145,7 @@ def run_suite(
         refused = _failed_result(DECLARATION_CHECK, DECLARATION_IDS, error, started)
         reason = f"not run: the capability declaration failed ({DECLARATION_CHECK})"
         results = [refused, *(_not_run(item, reason) for item in selected)]
-        return _report(suite, name, frozenset(), results)
+        return _report(suite, name, frozenset(), results, focused=focused)
     accepted = CheckResult(
         name=DECLARATION_CHECK,
         ids=DECLARATION_IDS,
@@ -159,10 +162,10 @@ def run_suite(
             line.close()
             reason = f"not run: the factory's stores are not new and empty ({FRESH_CHECK})"
             results = [accepted, first, *(_not_run(item, reason) for item in rest)]
-            return _report(suite, name, declared, results)
+            return _report(suite, name, declared, results, focused=focused)
         ran = list(_run_checks(
             rest, context, line, total=total, seed=seed,
-            recording=None if record_failures is None else (record_failures, name),
+            recording=None if record_failures is None else _Recording(record_failures, name),
             stop_at_first=stop_at_first,
         ))
         results = [accepted, first, *ran, *helper_findings([first, *ran])]
@@ -170,7 +173,7 @@ def run_suite(
         line.show(total, total, INVENTORY_CHECK)
         results.append(vector_inventory())
     line.close()
-    return _report(suite, name, declared, results)
+    return _report(suite, name, declared, results, focused=focused)
 
 
 def vector_inventory(folder: Path | None = None) -> CheckResult:
@@ -285,7 +288,7 @@ def describe_factory(factory: StoreFactory) -> str:
 
 def _run_checks(
     selected: list[Check], context: CheckContext, line: ProgressLine,
-    *, total: int, seed: int | None, recording: tuple[Path, str] | None = None,
+    *, total: int, seed: int | None, recording: _Recording | None = None,
     stop_at_first: bool = False,
 ) -> Iterator[CheckResult]:
     """Run the checks of declared capabilities; the others are not run (CAP-001)."""
@@ -312,18 +315,45 @@ def _run_checks(
             yield _not_run(item, reason)
 
 
+@attrs.define
+class _Recording:
+    """Where a run writes its failure traces, and the first trace of each signature."""
+
+    folder: Path
+    store_name: str
+    written: dict[str, Path] = attrs.Factory(dict)
+
+
 def _with_recorded_trace(
-    result: CheckResult, item: Check, context: CheckContext, *, recording: tuple[Path, str]
+    result: CheckResult, item: Check, context: CheckContext, *, recording: _Recording
 ) -> CheckResult:
-    """``result`` with its detail naming the trace vector its failure was recorded as."""
-    folder, store_name = recording
-    recorded = trace_of_failure(item, context, result.failed_ids, store_name=store_name)
-    path = write_failure(folder, recorded)
-    line = (
-        f"Trace vector of this failure: {path} ({recorded.note})" if path is not None
-        else f"No trace vector was recorded: {recorded.note}"
+    """``result`` with its detail naming the trace vector its failure was recorded as.
+
+    A failure whose first diverging operation has the signature of a trace this run
+    already wrote (the same operation, the same members differing) writes no second
+    trace: it names the first, whose failure it most likely follows from.
+    """
+    recorded = trace_of_failure(item, context, result.failed_ids, store_name=recording.store_name)
+    earlier = recording.written.get(recorded.signature) if recorded.signature else None
+    path = None
+    if earlier is not None:
+        line = (f"Trace vector of this failure: {earlier} (the same first divergence, "
+                f"{recorded.signature}, as that trace's check: no second trace written; "
+                f"{recorded.note})")
+    else:
+        path = write_failure(recording.folder, recorded)
+        line = (
+            f"Trace vector of this failure: {path} ({recorded.note})" if path is not None
+            else f"No trace vector was recorded: {recorded.note}"
+        )
+        if path is not None and recorded.signature:
+            recording.written[recorded.signature] = path
+    return attrs.evolve(
+        result, detail=f"{result.detail}\n{_printable(line)}\n",
+        divergence=_printable(recorded.divergence), signature=recorded.signature,
+        trace_size=recorded.size if recorded.trace is not None else None,
+        trace=str(path or earlier or ""),
     )
-    return attrs.evolve(result, detail=f"{result.detail}\n{_printable(line)}\n")
 
 
 def _validated(
@@ -395,15 +425,26 @@ def _report(
     store: str,
     declared: frozenset[Capability],
     results: list[CheckResult],
+    *,
+    focused: bool = False,
 ) -> Report:
+    """The report of ``results``; a ``focused`` run (a selection of checks) lists the ids
+    none of its checks covers as not selected (CAP-007), apart from the statuses."""
     from convledger_conformance.requirements import load_index
 
+    requirements = requirement_results(load_index(), results, declared)
+    not_selected: tuple[str, ...] = ()
+    if focused:
+        covered = {requirement for result in results for requirement in result.ids}
+        not_selected = tuple(row.id for row in requirements if row.id not in covered)
+        requirements = tuple(row for row in requirements if row.id in covered)
     return Report(
         suite=suite,
         store=store,
         capabilities=declared,
-        requirements=requirement_results(load_index(), results, declared),
+        requirements=requirements,
         checks=tuple(results),
+        not_selected=not_selected,
     )
 
 

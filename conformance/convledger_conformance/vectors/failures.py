@@ -55,6 +55,7 @@ from convledger_conformance.vectors.traces import (
     Trace,
     archive_members,
     capabilities_of,
+    first_difference,
     record,
     replay,
 )
@@ -276,6 +277,13 @@ class RecordedFailure:
     trace: dict[str, Any] | None
     note: str
     """How many steps the trace kept and the first difference, or why nothing was recorded."""
+    divergence: str = ""
+    """The first diverging operation, its arguments (shortened), expected and actual answer."""
+    signature: str = ""
+    """The operation that diverged and what differed (the answer's members, or the state
+    digest): failures of one signature share their root cause (one trace is written)."""
+    size: tuple[int, int] = (0, 0)
+    """Steps and canonical bytes of the trace: the smallest reproduction is the simplest."""
 
 
 def reproduces(factory: StoreFactory, trace: Trace) -> list[str]:
@@ -375,7 +383,9 @@ def trace_of_failure(
             if not first:
                 continue
             note = f"{len(smallest.steps)} steps (from {len(tried)}); {_shortened(first[0])}"
-            return RecordedFailure(item.name, document, note)
+            divergence, signature = _diverging(context.factory, document)
+            size = (len(smallest.steps), len(canonical.encode(document)))
+            return RecordedFailure(item.name, document, note, divergence, signature, size)
     return RecordedFailure(item.name, None, _why_not(replayed, recorder.unlogged))
 
 
@@ -394,6 +404,51 @@ def faithful(
         return replay(factory, document)
     except Exception as error:  # a crash on a step is a difference too, as replay prints
         return [f"{document['name']}: the store raised {type(error).__name__}: {error}"]
+
+
+def _diverging(factory: StoreFactory, document: dict[str, Any]) -> tuple[str, str]:
+    """The first diverging operation of a faithful trace, described, and its signature."""
+    try:
+        found = first_difference(factory, document)
+    except Exception as error:
+        return f"the store raised {type(error).__name__}: {_shortened(str(error))}", "raised"
+    if found is None:
+        return "", ""
+    step = found.step
+    call = describe_call(step)
+    if not found.answered:
+        return (f"step {found.number}, {call}: answered as expected, but the state after it "
+                "differs (its export)", f"{step['op']} (state)")
+    expected, observed = step["expect"], found.observed
+    differing = sorted(
+        key for key in set(expected) | set(observed) if expected.get(key) != observed.get(key)
+    ) if isinstance(expected, dict) and isinstance(observed, dict) else []
+    return (f"step {found.number}, {call}: expected {_shortened(_json(expected), limit=160)}, "
+            f"got {_shortened(_json(observed), limit=160)}",
+            f"{step['op']} ({', '.join(differing) or 'answer'})")
+
+
+def describe_call(step: Step) -> str:
+    """``op(arguments)`` of a trace step, each argument shortened."""
+    arguments = []
+    for key, value in step.items():
+        if key in ("op", "expect", "digest"):
+            continue
+        if key == "drafts" and isinstance(value, list):
+            shown = f"[{len(value)} draft{'s' * (len(value) != 1)}]"
+        elif key == "archive" and isinstance(value, str):
+            shown = f"<archive, {len(value)} chars>"
+        else:
+            shown = _shortened(_json(value), limit=40)
+        arguments.append(f"{key}={shown}")
+    return f"{step['op']}({', '.join(arguments)})"
+
+
+def _json(value: object) -> str:
+    try:
+        return canonical.encode(value).decode("utf-8")  # type: ignore[arg-type]
+    except LedgerError:
+        return repr(value)
 
 
 def _as_recorded(steps: list[Step]) -> list[Step] | None:

@@ -351,30 +351,57 @@ def record(trace: Trace) -> dict[str, JsonValue]:
     }
 
 
-def replay(factory: Callable[[], LedgerStore], document: dict[str, Any]) -> list[str]:
-    """Run one recorded trace on a fresh store of ``factory``; every mismatch, described."""
+@attrs.frozen
+class Difference:
+    """The first step of a replayed trace whose answer or state digest differs."""
+
+    number: int
+    step: dict[str, Any]
+    """The step as recorded (its call, ``expect`` and ``digest``)."""
+    observed: Any
+    """What the store answered, in wire terms."""
+    digest: str | None = None
+    """The state digest found, when the answer matched but the digest did not."""
+
+    @property
+    def answered(self) -> bool:
+        """Whether the answer itself differs (not only the state digest after it)."""
+        return self.digest is None and _canonical(self.observed) != _canonical(
+            self.step["expect"])
+
+    def describe(self, name: str) -> str:
+        """The difference as ``replay`` prints it."""
+        where = f"{name} step {self.number} ({self.step['op']})"
+        if self.answered:
+            return (f"{where}: expected {_text(self.step['expect'])}, "
+                    f"got {_text(self.observed)}")
+        return f"{where}: state digest {self.digest} differs from {self.step['digest']}"
+
+
+def first_difference(
+    factory: Callable[[], LedgerStore], document: dict[str, Any]
+) -> Difference | None:
+    """Run one recorded trace on a fresh store of ``factory``; its first difference, if any."""
     store = factory()
-    problems = []
     try:
         for number, step in enumerate(document["steps"], start=1):
             call = {key: value for key, value in step.items() if key not in ("expect", "digest")}
             observed = perform(store, call, factory)
             if _canonical(observed) != _canonical(step["expect"]):
-                problems.append(
-                    f"{document['name']} step {number} ({step['op']}): expected "
-                    f"{_text(step['expect'])}, got {_text(observed)}"
-                )
-                break  # later steps assume this one answered as recorded
+                return Difference(number, step, observed)
             found = digest(store, step["conversationId"])
             if found != step["digest"]:
-                problems.append(
-                    f"{document['name']} step {number} ({step['op']}): state digest {found} "
-                    f"differs from {step['digest']}"
-                )
-                break
+                # later steps assume this one answered as recorded
+                return Difference(number, step, observed, digest=str(found))
     finally:
         store.close()
-    return problems
+    return None
+
+
+def replay(factory: Callable[[], LedgerStore], document: dict[str, Any]) -> list[str]:
+    """Run one recorded trace on a fresh store of ``factory``; every mismatch, described."""
+    found = first_difference(factory, document)
+    return [] if found is None else [found.describe(document["name"])]
 
 
 def _canonical(value: object) -> bytes:
