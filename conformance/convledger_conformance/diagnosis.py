@@ -31,6 +31,7 @@ every failure is its own group.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Final
 
@@ -46,6 +47,58 @@ CHAPTER_ORDER: Final = (
 """Chapters from the most basic to the most derived (see the module's table)."""
 CAPABILITY_ORDER: Final = (Capability.LEDGER, *(c for c in Capability if c != Capability.LEDGER))
 """``ledger`` first, then the others as the capability table lists them."""
+_UNWRITTEN: Final = re.compile(r"(_?\w+) \(capability (\w+)\) is not implemented yet")
+"""The NotImplementedError of a hook of a ``new-store`` skeleton (skeleton.py)."""
+
+
+@attrs.frozen
+class MissingHook:
+    """A hook a skeleton store has not implemented yet, and how many checks reached it."""
+
+    name: str
+    capability: str
+    checks: int
+
+
+def missing_hooks(checks: Sequence[CheckResult]) -> list[MissingHook]:
+    """The skeleton hooks failed checks reached, in the order to write them.
+
+    That order is the capability's (ledger first), then the hook's place in its base,
+    which is the order of the skeleton module (``new-store``) and of the hook tables.
+    """
+    reached: dict[tuple[str, str], int] = {}
+    for result in checks:
+        if result.status != FAILED:
+            continue
+        found = {match.groups() for match in _UNWRITTEN.finditer(
+            f"{result.message}\n{result.detail}")}
+        for key in found:
+            reached[key] = reached.get(key, 0) + 1
+    if not reached:
+        return []
+    from convledger_conformance.skeleton import hooks_of
+
+    order: dict[tuple[str, str], int] = {}
+    for capability in CAPABILITY_ORDER:
+        for hook in hooks_of(capability):
+            order.setdefault((hook.name, capability.value), len(order))
+    keys = sorted(reached, key=lambda key: (order.get(key, len(order)), key))
+    return [MissingHook(name, capability, reached[name, capability])
+            for name, capability in keys]
+
+
+def hook_lines(checks: Sequence[CheckResult]) -> list[str]:
+    """One screen for a skeleton's run: the hooks still to write, in order ([] if none)."""
+    hooks = missing_hooks(checks)
+    if not hooks:
+        return []
+    failed = sum(result.status == FAILED for result in checks)
+    return [
+        f"{len(hooks)} hook(s) not implemented yet; write them in this order "
+        f"({failed} checks failed):",
+        *(f"  {number}. {hook.name} (capability {hook.capability}): reached by "
+          f"{hook.checks} failed check(s)" for number, hook in enumerate(hooks, start=1)),
+    ]
 
 
 @attrs.frozen
@@ -87,6 +140,11 @@ def start_here(checks: Sequence[CheckResult]) -> str:
     groups = root_first(checks)
     if not groups:
         return ""
+    hooks = missing_hooks(checks)
+    if hooks:
+        return (f"Start here: implement {hooks[0].name} (capability {hooks[0].capability}), "
+                f"the first of {len(hooks)} hook(s) not implemented yet: "
+                f"{', '.join(hook.name for hook in hooks)}")
     first = groups[0].first
     failed = sum(len(group.results) for group in groups)
     where = (f"first diverging operation {first.divergence}" if first.divergence

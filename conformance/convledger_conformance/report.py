@@ -295,7 +295,14 @@ class Report:
             "summary": self.summary,
             **({"notSelected": list(self.not_selected)} if self.not_selected else {}),
             **({"startHere": start} if (start := self.start_here()) else {}),
+            **({"missingHooks": hooks} if (hooks := self._missing_hooks()) else {}),
         }
+
+    def _missing_hooks(self) -> list[dict[str, object]]:
+        from convledger_conformance.diagnosis import missing_hooks
+
+        return [{"hook": hook.name, "capability": hook.capability, "checks": hook.checks}
+                for hook in missing_hooks(self.checks)]
 
     def start_here(self) -> str:
         """The "start here" line of a failing run: the failure to fix first ("" if none)."""
@@ -309,9 +316,12 @@ class Report:
 
     def render(self) -> str:
         """A terminal table grouped by chapter, then failure details and a summary line."""
+        from convledger_conformance.diagnosis import hook_lines
+
         start = self.start_here()
         closing = filter(None, [summary_line(self), not_applicable_line(self), start])
-        opening = [start, ""] if start else []
+        hooks = hook_lines(self.checks)
+        opening = [start, *hooks, ""] if start else []
         return "\n".join(
             [*opening, *_table_lines(self), *_failure_lines(self), *closing]) + "\n"
 
