@@ -295,8 +295,15 @@ class Report:
             "summary": self.summary,
             **({"notSelected": list(self.not_selected)} if self.not_selected else {}),
             **({"startHere": start} if (start := self.start_here()) else {}),
+            **({"failureOrder": order} if (order := self._failure_order()) else {}),
             **({"missingHooks": hooks} if (hooks := self._missing_hooks()) else {}),
         }
+
+    def _failure_order(self) -> list[str]:
+        """The failed checks' names, root cause first (diagnosis.py)."""
+        from convledger_conformance.diagnosis import root_first
+
+        return [result.name for group in root_first(self.checks) for result in group.results]
 
     def _missing_hooks(self) -> list[dict[str, object]]:
         from convledger_conformance.diagnosis import missing_hooks
