@@ -246,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             record_failures=args.record_failures,
             seed=seed,
             stop_at_first=args.exitfirst,
-            first=plan.first,
+            failed_first=plan.first,
             focused=checks is not None,
         )
     finally:

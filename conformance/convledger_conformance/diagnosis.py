@@ -70,7 +70,7 @@ def missing_hooks(checks: Sequence[CheckResult]) -> list[MissingHook]:
     for result in checks:
         if result.status != FAILED:
             continue
-        found = {match.groups() for match in _UNWRITTEN.finditer(
+        found = {(match.group(1), match.group(2)) for match in _UNWRITTEN.finditer(
             f"{result.message}\n{result.detail}")}
         for key in found:
             reached[key] = reached.get(key, 0) + 1

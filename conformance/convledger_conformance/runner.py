@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Final, TextIO
 
 import attrs
+import hypothesis
 from hypothesis.reporting import with_reporter
 
 import convledger
@@ -104,7 +105,7 @@ def run_suite(
     record_failures: Path | None = None,
     seed: int | None = None,
     stop_at_first: bool = False,
-    first: Sequence[str] = (),
+    failed_first: Sequence[str] = (),
     focused: bool = False,
 ) -> Report:
     """Run every check of a declared capability against stores made by ``factory``.
@@ -122,8 +123,8 @@ def run_suite(
     the file, or says why none was written. ``seed`` derives every check's
     seed (:func:`check_seed`); None draws one, unless ``derandomize``.
     ``stop_at_first`` stops at the first failed check (``-x``): the checks not
-    reached are ``not_run``, saying so. ``first`` names checks to run before the
-    others (``--ff``). ``focused`` (a user's selection: ``-k``, ``--chapter``,
+    reached are ``not_run``, saying so. ``failed_first`` names checks to run before the
+    others (``failed_first``: ``--ff``). ``focused`` (a user's selection: ``-k``, ``--chapter``,
     ``--lf``) lists the ids no check of ``checks`` covers as not selected (CAP-007)
     instead of ``not_run``.
     """
@@ -133,7 +134,7 @@ def run_suite(
     name = store_name if store_name is not None else describe_factory(factory)
     suite = _suite_info(profile=profile, derandomize=derandomize, shrink=shrink, seed=seed)
     line = ProgressLine(progress)
-    rest = ordered([item for item in selected if item.name != FRESH_CHECK], first)
+    rest = ordered([item for item in selected if item.name != FRESH_CHECK], failed_first)
     # the declaration, fresh_store, the other checks and, for the whole suite, the inventory
     total = 2 + len(rest) + (checks is None)
     line.show(1, total, DECLARATION_CHECK)
@@ -381,6 +382,10 @@ def _failed_result(
 ) -> CheckResult:
     broken = failed_ids(ids, error)
     detail = "".join(traceback.format_exception(error))
+    yours = user_frames(error)
+    if yours:  # the user's frames first: where their store raised (issue 35)
+        detail = ("In your code (innermost last):\n" + "".join(yours)
+                  + "\nThe whole traceback:\n" + detail)
     output = "\n".join(reported)
     if output:
         detail = f"{detail}\nHypothesis reported:\n{output}\n"
@@ -394,6 +399,31 @@ def _failed_result(
         message=_printable(_one_line(error)),
         detail=_printable(detail),
     )
+
+
+_NOT_USER_CODE: Final = (
+    *(str(Path(module.__file__).resolve().parent)
+      for module in (convledger, hypothesis, attrs, traceback) if module.__file__ is not None),
+    str(Path(__file__).resolve().parent),
+)
+"""Folders whose frames are not the user's: the reference, this suite, Hypothesis, attrs and
+the standard library."""
+
+
+def user_frames(error: BaseException) -> list[str]:
+    """The formatted frames of ``error``'s traceback (and its causes) in the user's code."""
+    frames: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for frame in traceback.extract_tb(current.__traceback__):
+            where = str(Path(frame.filename).resolve()) if frame.filename else ""
+            if where and not where.startswith(_NOT_USER_CODE) and "site-packages" not in where \
+                    and not frame.filename.startswith("<"):
+                frames.append("".join(traceback.format_list([frame])))
+        current = current.__cause__ or current.__context__
+    return frames
 
 
 def _not_run(item: Check, reason: str) -> CheckResult:

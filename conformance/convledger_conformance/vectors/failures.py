@@ -411,7 +411,7 @@ def _diverging(factory: StoreFactory, document: dict[str, Any]) -> tuple[str, st
     try:
         found = first_difference(factory, document)
     except Exception as error:
-        return f"the store raised {type(error).__name__}: {_shortened(str(error))}", "raised"
+        return f"the store raised {type(error).__name__}", "raised"
     if found is None:
         return "", ""
     step = found.step
@@ -446,7 +446,7 @@ def describe_call(step: Step) -> str:
 
 def _json(value: object) -> str:
     try:
-        return canonical.encode(value).decode("utf-8")  # type: ignore[arg-type]
+        return canonical.encode(value).decode("utf-8")
     except LedgerError:
         return repr(value)
 
