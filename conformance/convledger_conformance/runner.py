@@ -123,8 +123,8 @@ def run_suite(
     the file, or says why none was written. ``seed`` derives every check's
     seed (:func:`check_seed`); None draws one, unless ``derandomize``.
     ``stop_at_first`` stops at the first failed check (``-x``): the checks not
-    reached are ``not_run``, saying so. ``failed_first`` names checks to run before the
-    others (``failed_first``: ``--ff``). ``focused`` (a user's selection: ``-k``, ``--chapter``,
+    reached are ``not_run``, saying so. ``failed_first`` names checks to run before
+    the others (``--ff``). ``focused`` (a user's selection: ``-k``, ``--chapter``,
     ``--lf``) lists the ids no check of ``checks`` covers as not selected (CAP-007)
     instead of ``not_run``.
     """
