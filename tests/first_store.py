@@ -60,6 +60,15 @@ DuplicateAsConflict = _store_class({
 """LED-003: a known eventId is refused with the wrong kind, ``conflict``."""
 
 
+NamesNoRequirement = _store_class({
+    'raise DuplicateError("eventId exists", requirement="LED-003",\n'
+    "                                         identity=draft.event_id)":
+        'raise DuplicateError("eventId exists", requirement="LED-3", identity=draft.event_id)',
+})
+"""ERR-003: a known eventId is refused with the right kind but names no id of the spec (no trace
+can show it: traces compare kinds alone)."""
+
+
 class AliasingReadCache(MyStore):  # type: ignore[misc, valid-type]
     """LED-014: reads answer from a cache of decoded envelopes, the same objects every time."""
 
@@ -92,6 +101,11 @@ def make_seq_bug() -> Any:
 def make_aliasing_bug() -> Any:
     """The README's store with an aliasing read cache."""
     return AliasingReadCache()
+
+
+def make_unnamed_bug() -> Any:
+    """The README's store refusing a known eventId without naming LED-003."""
+    return NamesNoRequirement()
 
 
 def make_kind_bug() -> Any:
