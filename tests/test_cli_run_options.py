@@ -35,6 +35,7 @@ from convledger_conformance.selection import (
     keyword_predicate,
     select,
 )
+from convledger_conformance.vectors.traces import replay
 from test_readme import _section_code
 
 HERE = Path(__file__).resolve().parent
@@ -261,16 +262,35 @@ def test_record_failures_then_replay(derandomize: bool, tmp_path: Path) -> None:
     assert ": passed (" in fixed.stdout
 
 
-def test_a_failure_without_trace_form_says_why(tmp_path: Path) -> None:
-    """An aliasing bug (LED-014) has no trace: the detail says what was replayed and left out."""
+def test_an_aliasing_bug_gets_a_faithful_trace_with_altering_reads(tmp_path: Path) -> None:
+    """An aliasing bug (LED-014) is reached by reads with ``alter``: its trace fails on the
+    store and passes on the reference (issue 35)."""
     report = run_suite(
         SharesPayloads, profile="smoke", seed=2, record_failures=tmp_path,
         checks=[item for item in all_checks() if item.name == "caller_values_stay_outside"],
     )
     result = next(r for r in report.checks if r.name == "caller_values_stay_outside")
     assert result.status == "failed"
+    assert "Trace vector of this failure:" in result.detail, result.detail[-1500:]
+    (written,) = tmp_path.iterdir()
+    document = json.loads(written.read_text("utf-8"))
+    (trace,) = document["traces"]
+    assert any(step.get("alter") for step in trace["steps"] if step["op"] == "read")
+    assert replay(SharesPayloads, trace) and not replay(MemoryStore, trace)
+
+
+def test_a_failure_without_trace_form_says_why(tmp_path: Path) -> None:
+    """A refusal naming no requirement (ERR-003) has no trace: the detail says why."""
+    from first_store import make_unnamed_bug
+
+    report = run_suite(
+        make_unnamed_bug, profile="smoke", seed=2, record_failures=tmp_path,
+        checks=[item for item in all_checks() if item.name == "errors_name_requirements"],
+    )
+    result = next(r for r in report.checks if r.name == "errors_name_requirements")
+    assert result.status == "failed"
     assert "No trace vector was recorded: no recorded store log reproduces" in result.detail
-    assert "Left out of the logs:" in result.detail and "LED-014" in result.detail
+    assert "Left out of the logs:" in result.detail
     assert not list(tmp_path.iterdir())
 
 

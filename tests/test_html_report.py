@@ -168,7 +168,32 @@ def test_the_page_in_a_real_browser(
     hostile.write_text(render_html(_hostile(report)), "utf-8")
     browser.get(hostile.as_uri())
     assert browser.script("return window.__pwned === undefined") is True
-    assert HOSTILE in browser.find(".failure .message").text
+    hostile_check = next(c["name"] for c in report["checks"] if c["status"] == "failed")
+    assert HOSTILE in browser.find(f"#check-{hostile_check} .message").text
+
+
+def test_the_first_screen_says_failed_and_where_to_start(
+    run: dict[str, Any], browser: Browser
+) -> None:
+    """Issue 35: the banner and the first failure (root cause first) open the page."""
+    report = run["report"]
+    browser.get(run["page"].as_uri())
+    height = browser.script("return window.innerHeight")
+    banner = browser.by_id("banner")
+    failed_checks = [c for c in report["checks"] if c["status"] == "failed"]
+    failed_ids = [r for r in report["requirements"] if r["status"] == "failed"]
+    assert banner.is_displayed() and banner.text.startswith(
+        f"FAILED: {len(failed_checks)} checks failed, on {len(failed_ids)} requirement ids")
+    assert report["startHere"] in banner.text
+    first = report["failureOrder"][0]
+    assert report["startHere"].startswith(f"Start here: {first} ")
+    for ident in ("banner", f"check-{first}"):  # both within the first screen
+        top = browser.script(
+            f"return document.getElementById({ident!r}).getBoundingClientRect().top")
+        assert 0 <= top < height, (ident, top, height)
+    assert browser.find(".failure h3").text.startswith(f"start here: {first}")
+    button = browser.find('button[data-status="failed"]').text  # the counts agree
+    assert button == f"failed ({len(failed_ids)})"
 
 
 def _sentences() -> dict[str, str]:

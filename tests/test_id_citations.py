@@ -28,6 +28,7 @@ SUITE_ONLY: dict[str, str] = {
     # id: where its code is; it binds the suite or the wire client, never a store.
     "CAP-004": "the report's statuses: convledger_conformance/report.py",
     "CAP-006": "one finding per broken helper call: convledger_conformance/runner.py",
+    "CAP-007": "a selection's report lists the other ids as not selected: runner.py",
     "WIR-024": "the wire client sends one request at a time: wire/connection.py",
     "WIR-031": "the wire client answers callback frames: wire/connection.py",
     "WIR-034": "the wire client refuses store calls from callbacks: wire/connection.py",

@@ -286,7 +286,10 @@ def test_requirement_status_table() -> None:
 def test_json_has_exactly_the_documented_shape(sample_report: Report) -> None:
     """to_json gives suite, store, capabilities, requirements, checks and summary."""
     document = json.loads(sample_report.to_json())
-    assert set(document) == {"suite", "store", "capabilities", "requirements", "checks", "summary"}
+    # and, for a failing run, where to start and the failures in that order (issue 35)
+    assert set(document) == {"suite", "store", "capabilities", "requirements", "checks", "summary",
+                             "startHere", "failureOrder"}
+    assert document["startHere"].startswith(f"Start here: {document['failureOrder'][0]} ")
     seed = document["suite"].pop("seed")
     assert isinstance(seed, int) and seed == sample_report.suite.seed  # drawn: no seed given
     assert document["suite"] == {
@@ -323,14 +326,15 @@ def test_table_groups_by_chapter_then_failures_then_summary(sample_report: Repor
     assert lines.index("ledger.md") < next(
         number for number, line in enumerate(lines) if line.strip().startswith("LED-002")
     )
-    assert "Failures" in lines
-    assert "--- contiguous [LED-002]: seq 2 was skipped" in text
+    assert any(line.startswith("Failures, root cause first (") for line in lines)
+    assert "--- #1 contiguous [LED-002] (start here): seq 2 was skipped" in text
     summary = next(line for line in lines if line.startswith("convledger-conformance "))
     assert summary.startswith("convledger-conformance 0.1.0 (spec 0.1) on sample")
     assert "3 failed" in summary
-    closing = lines[lines.index(summary):]
-    assert len(closing) <= 2 and all(
-        line.endswith(")") or " not_applicable: " in line for line in closing)
+    closing = lines[lines.index(summary):]  # the summary, then where to start (issue 35)
+    assert lines[0] == closing[-1] and closing[-1].startswith("Start here: contiguous [LED-002]")
+    assert len(closing) <= 3 and all(
+        line.endswith(")") or " not_applicable: " in line for line in closing[:-1])
 
 
 def test_junit_has_one_testcase_per_check_with_requirement_properties(

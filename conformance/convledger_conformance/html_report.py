@@ -10,6 +10,9 @@ HTML-escaped, so a message holding ``<script>`` shows as text and never runs.
 ==================  ==========================================================
 part                what it shows
 ==================  ==========================================================
+banner              passed or failed, in one line: checks and requirement ids
+                    failed, the "start here" line of a failing run (the
+                    failure to fix first, diagnosis.py)
 header              store, suite and spec version, profile, derandomized,
                     seed (when the report has one), when it was written, the
                     checks' time, the capabilities declared, the summary
@@ -17,7 +20,11 @@ filters             status buttons, a chapter menu, a text search (plain JS:
                     they hide rows, the data is all in the page)
 chapters            one table per chapter: each requirement's id, level,
                     status, spec sentence and the checks that cover it
-failures            each failed check: its ids, message, reproduction (the
+                    (a check that did not run is named only in rows that
+                    are themselves not_run); a focused run lists only the
+                    ids its checks cover and counts the others "not selected"
+failures            (before the chapters, root cause first: the report's
+                    ``failureOrder``) each failed check: its ids, message, reproduction (the
                     report's reproduction command when it has one, else the
                     lines of the detail that say how to reproduce), trace
                     vector file (when one was recorded) and full detail
@@ -60,6 +67,9 @@ td,th{border:1px solid #d0d7de;padding:4px 8px;vertical-align:top;text-align:lef
 td.id{white-space:nowrap;font-family:ui-monospace,monospace}
 .status{font-weight:600;white-space:nowrap}.s-passed{color:#1a7f37}.s-failed{color:#cf222e}
 .s-not_applicable{color:#6e7781}.s-not_run{color:#9a6700}
+#banner{padding:10px 24px;font-size:16px;font-weight:600;color:#fff}
+#banner.fail{background:#cf222e}#banner.pass{background:#1a7f37}
+#banner p{margin:2px 0;font-weight:400;font-size:14px}
 tr.st-failed{background:#ffebe9}.failure{background:#fff;border:1px solid #cf222e;
 border-radius:6px;padding:8px 12px;margin:10px 0}
 pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:8px;margin:4px 0;
@@ -121,11 +131,12 @@ def render_html(
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>convledger conformance: {_e(_text(report.get('store')))}</title>",
         f"<style>{_STYLE}</style></head><body>",
+        _banner(report, requirements, checks),
         _header(report, when, checks),
         "<main>",
+        _failures(_root_first(report, checks), _rerun(report)),
         _filters(requirements),
         *_chapters(requirements, sentences, check_status),
-        _failures(checks, _rerun(report)),
         "</main>",
         f"<script>{_SCRIPT}</script>",
         "</body></html>",
@@ -168,6 +179,36 @@ def reproduction_of(check: Mapping[str, object]) -> list[str]:
     ]
 
 
+def _banner(
+    report: Mapping[str, object],
+    requirements: Sequence[Mapping[str, object]],
+    checks: Sequence[Mapping[str, object]],
+) -> str:
+    """One line that says at first sight whether the store passed, and where to start."""
+    failed_checks = sum(check.get("status") == FAILED for check in checks)
+    failed_ids = sum(r.get("status") == FAILED for r in requirements)
+    unselected = len(_list(report.get("notSelected")))
+    focus = f"; a focused run: {unselected} requirements not selected" if unselected else ""
+    if failed_checks:
+        start = _text(report.get("startHere"))
+        return (
+            f'<div id="banner" class="fail">FAILED: {failed_checks} checks failed, on '
+            f"{failed_ids} requirement ids{_e(focus)}"
+            + (f'<p id="start-here">{_e(start)}</p>' if start else "") + "</div>"
+        )
+    return (f'<div id="banner" class="pass">PASSED: no check failed ({len(checks)} checks, '
+            f"{sum(r.get('status') == 'passed' for r in requirements)} requirements "
+            f"passed){_e(focus)}</div>")
+
+
+def _root_first(
+    report: Mapping[str, object], checks: Sequence[Mapping[str, object]]
+) -> list[Mapping[str, object]]:
+    """The checks, the failed ones in the report's root-cause order when it gives one."""
+    order = {_text(name): place for place, name in enumerate(_list(report.get("failureOrder")))}
+    return sorted(checks, key=lambda check: order.get(_text(check.get("name")), len(order)))
+
+
 def _header(
     report: Mapping[str, object], when: datetime.datetime, checks: Sequence[Mapping[str, object]]
 ) -> str:
@@ -189,7 +230,9 @@ def _header(
         ("written", when.strftime("%Y-%m-%d %H:%M:%S UTC")),
         ("time", f"{len(checks)} checks in {seconds:.1f} s"),
         ("capabilities declared", declared or "(none)"),
-        ("summary", ", ".join(f"{_text(counts.get(s, 0))} {s}" for s in REQUIREMENT_STATUSES)),
+        ("summary", ", ".join(f"{_text(counts.get(s, 0))} {s}" for s in REQUIREMENT_STATUSES)
+         + (f", {len(_list(report.get('notSelected')))} not selected"
+            if report.get("notSelected") else "")),
     ]
     items = "".join(
         f'<dt>{_e(name)}</dt><dd id="meta-{_e(name.split()[0])}">{_e(value)}</dd>'
@@ -254,6 +297,8 @@ def _requirement_row(
     status = _text(requirement.get("status"))
     chapter = _text(requirement.get("chapter"))
     names = [_text(name) for name in _list(requirement.get("checks"))]
+    if status != "not_run":  # a check that did not run says something only where nothing ran
+        names = [name for name in names if check_status.get(name) != "not_run"]
     sentence = sentences.get(ident, "(not in this suite's requirement index)")
     covering = ", ".join(
         f'<a href="#check-{_e(name)}">{_e(name)}</a> <span class="s-failed">(failed)</span>'
@@ -287,16 +332,20 @@ def _failures(checks: Sequence[Mapping[str, object]], rerun: str) -> str:
     if not failed:
         return '<section id="failures"><h2>Failures</h2><p>No check failed.</p></section>'
     blocks = []
-    for check in failed:
+    for place, check in enumerate(failed):
         name = _text(check.get("name"))
         detail = _text(check.get("detail"))
         ids = ", ".join(_text(i) for i in _list(check.get("failedIds")))
         reproduction = reproduction_of(check)
         traces = trace_lines(detail)
         blocks.append(
-            f'<div class="failure" id="check-{_e(name)}"><h3>{_e(name)} '
+            f'<div class="failure" id="check-{_e(name)}"><h3>'
+            + ("start here: " if place == 0 else "") + f'{_e(name)} '
             f'<small class="s-failed">[{_e(ids)}]</small></h3>'
             f'<p class="message">{_e(_text(check.get("message")))}</p>'
+            + (f'<p class="divergence">first diverging operation: '
+               f'{_e(_text(check.get("firstDivergence")))}</p>'
+               if check.get("firstDivergence") else "")
             + (
                 '<p>reproduce:</p><pre class="reproduce">'
                 + _e("\n".join(reproduction)) + "</pre>"
@@ -309,7 +358,9 @@ def _failures(checks: Sequence[Mapping[str, object]], rerun: str) -> str:
             + f"<details><summary>detail</summary><pre>{_e(detail)}</pre></details></div>"
         )
     return (
-        f'<section id="failures"><h2>Failures ({len(failed)} checks)</h2>'
+        f'<section id="failures"><h2>Failures, root cause first ({len(failed)} checks failed, '
+        f'on {len({i for c in failed for i in _list(c.get("failedIds"))})} requirement ids)'
+        "</h2>"
         + "".join(blocks) + "</section>"
     )
 

@@ -27,7 +27,11 @@ Choices that hold for every profile, and why:
 * ``report_multiple_bugs=False``: a check reports the one shrunk failure it
   found, whose :class:`~convledger_conformance.registry.CheckFailure` names
   the broken requirement ids; the runner attributes them precisely.
-* ``print_blob=True``: the failure carries ``@reproduce_failure`` data.
+* ``print_blob=False``: no ``@reproduce_failure`` advice. Its users run the
+  checks from the command line, over the wire or through the plugin, not as
+  their own test functions, so a decorator is no way for them to repeat a
+  failure; a failure ends instead in the command line (``--seed``) or the
+  plugin seed (``--convledger-seed``) that repeats it (issue 35).
 * ``smoke`` and ``ci`` skip Hypothesis' *explain* phase. It replays a shrunk
   failure hundreds of times to mark which steps matter; on a state machine
   over a store that turns a two-second failure into a minute. ``thorough``
@@ -81,7 +85,7 @@ def settings_for(profile: str, *, derandomize: bool = False) -> settings:
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow],
         report_multiple_bugs=False,
-        print_blob=True,
+        print_blob=False,
         # The default's phases, so a default without shrinking (the runner's
         # ``shrink=False``) reaches the checks too.
         phases=[

@@ -1,28 +1,31 @@
-"""``convledger-conformance replay TRACE.json``: one trace vector file against one store.
+"""``convledger-conformance replay TRACE...``: trace vector files against one store.
 
 ::
 
-    convledger-conformance replay TRACE.json [--store MODULE:FACTORY | --command CMD]
-                                             [--timeout SECONDS]
+    convledger-conformance replay TRACE [TRACE ...] [--store MODULE:FACTORY | --command CMD]
+                                                    [--timeout SECONDS]
 
-Replays every trace of the file (the format of ``spec/vectors/traces``, as
+Each ``TRACE`` is a file, a folder (every ``*.json`` file in it, as
+``--record-failures`` writes them) or a glob pattern (``'failures/*.json'``).
+Replays every trace of each file (the format of ``spec/vectors/traces``, as
 ``--record-failures`` writes it) on a fresh store of the factory, or of the
 wire server (a ``transport: frames`` trace of ``diff`` on a fresh server:
 the command started again, or the factory served in process), and prints
-one line per trace: ``passed``, ``failed`` with the first step whose
-outcome or state digest differs from the recording, or ``not applicable``
-when the store does not declare a capability the trace needs. Exit codes:
-those of ``convledger-conformance`` (0 every applicable trace passed, 1 one
-failed, 2 usage error or a file that is not a trace file, 3 the server could
-not be started).
+one line per trace: ``passed``, ``failed`` with the
+first step whose outcome or state digest differs from the recording, or
+``not applicable`` when the store does not declare a capability the trace
+needs; a store that raises on a step fails the trace. Exit codes: those of
+``convledger-conformance`` (0 every applicable trace passed, 1 one failed, 2 usage
+error or a file that is not a trace file, 3 the server could not be started).
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 every applicable trace passed, 1 a trace failed, 2 usage error "
         "or not a trace file, 3 the --command server could not be started",
     )
-    parser.add_argument("trace", metavar="TRACE.json", type=Path, help="the trace vector file")
+    parser.add_argument("traces", metavar="TRACE", nargs="+",
+                        help="a trace vector file, a folder of them or a glob pattern")
     parser.add_argument("--store", metavar="MODULE:FACTORY", default=DEFAULT_STORE,
                         help=f"zero-argument callable returning a fresh store "
                         f"(default: {DEFAULT_STORE})")
@@ -79,6 +83,26 @@ def _frames_peer(args: argparse.Namespace, factory: StoreFactory) -> Peer:
     return ThreadPeer("store-under-test", factory, args.timeout)
 
 
+def trace_paths(patterns: Sequence[str]) -> list[Path]:
+    """The files ``patterns`` name: files as given, folders' ``*.json``, globs expanded.
+
+    ``ValueError`` for a pattern that names nothing.
+    """
+    found: list[Path] = []
+    for pattern in patterns:
+        path = Path(pattern)
+        if path.is_dir():
+            matched = sorted(path.glob("*.json"))
+        elif path.exists():
+            matched = [path]
+        else:
+            matched = sorted(Path(name) for name in glob.glob(pattern, recursive=True))
+        if not matched:
+            raise ValueError(f"{pattern}: no trace vector file there")
+        found.extend(item for item in matched if item not in found)
+    return found
+
+
 def main(argv: Sequence[str]) -> int:
     """Entry point of ``convledger-conformance replay``."""
     from convledger_conformance.runner import read_declaration
@@ -86,35 +110,53 @@ def main(argv: Sequence[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        traces = load_traces(args.trace)
+        files = [(path, load_traces(path)) for path in trace_paths(args.traces)]
     except ValueError as error:
         parser.error(str(error))
     opened = open_factory(parser, args.store, args.command, args.timeout)
     if isinstance(opened, int):
         return opened
     factory, name, wire = opened
-    failed = 0
+    failed = total = 0
     try:
         declared = read_declaration(factory)
-        for trace in traces:
-            needed = {Capability(item) for item in trace.get("capabilities", ())}
-            absent = sorted(item.value for item in needed - declared)
-            if absent:
-                print(f"{trace['name']}: not applicable (needs {', '.join(absent)})")
-                continue
-            if trace.get("transport") == FRAMES:  # written by `diff`: raw frames, fresh server
-                problems = replay_frames(_frames_peer(args, factory), trace)
-            else:
-                problems = replay(factory, trace)
-            if problems:
-                failed += 1
-                print(f"{trace['name']}: failed: {problems[0]}")
-            else:
-                print(f"{trace['name']}: passed ({len(trace['steps'])} steps)")
+        for path, traces in files:
+            for trace in traces:
+                total += 1
+                failed += not _replayed(
+                    factory, declared, trace, path, lambda: _frames_peer(args, factory),
+                    several=len(files) > 1,
+                )
     finally:
         if wire is not None:
             wire.close()
-    print(f"replayed {len(traces)} trace(s) of {args.trace} on {name}: "
+    where = str(files[0][0]) if len(files) == 1 else f"{len(files)} files"
+    print(f"replayed {total} trace(s) of {where} on {name}: "
           f"{'all applicable passed' if not failed else f'{failed} failed'}")
     sys.stdout.flush()
     return 1 if failed else 0
+
+
+def _replayed(
+    factory: Any, declared: frozenset[Capability], trace: dict[str, Any], path: Path,
+    frames_peer: Callable[[], Peer], *, several: bool,
+) -> bool:
+    """Replay one trace, print its line; False when it failed."""
+    label = f"{path}: {trace['name']}" if several else trace["name"]
+    needed = {Capability(item) for item in trace.get("capabilities", ())}
+    absent = sorted(item.value for item in needed - declared)
+    if absent:
+        print(f"{label}: not applicable (needs {', '.join(absent)})")
+        return True
+    try:
+        if trace.get("transport") == FRAMES:  # written by `diff`: raw frames, fresh server
+            problems = replay_frames(frames_peer(), trace)
+        else:
+            problems = replay(factory, trace)
+    except Exception as error:  # a store that crashes on a step fails the trace
+        problems = [f"the store raised {type(error).__name__}: {error}"]
+    if problems:
+        print(f"{label}: failed: {problems[0]}")
+        return False
+    print(f"{label}: passed ({len(trace['steps'])} steps)")
+    return True

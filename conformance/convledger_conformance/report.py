@@ -128,6 +128,14 @@ class CheckResult:
     blocked_by: str = ""
     blocked_ids: tuple[str, ...] = ()
     """On a ``not_run`` check: the helper call the store broke, the ids it needs (CAP-006)."""
+    divergence: str = ""
+    """On a failure recorded as a trace: its first diverging operation, described."""
+    signature: str = ""
+    """The diverging operation and what differed (failures sharing it share a root cause)."""
+    trace_size: tuple[int, int] | None = None
+    """Steps and bytes of the failure's trace (the smallest reproduction is the simplest)."""
+    trace: str = ""
+    """The trace vector file of this failure (possibly one written for an earlier check)."""
 
     def needs(self) -> frozenset[Capability]:
         """Every capability the check needs."""
@@ -145,6 +153,8 @@ class CheckResult:
             "message": self.message,
             "detail": self.detail,
             **({"blockedBy": self.blocked_by} if self.blocked_by else {}),
+            **({"firstDivergence": self.divergence} if self.divergence else {}),
+            **({"trace": self.trace} if self.trace else {}),
         }
 
 
@@ -229,6 +239,9 @@ class Report:
     capabilities: frozenset[Capability]
     requirements: tuple[RequirementResult, ...]
     checks: tuple[CheckResult, ...]
+    not_selected: tuple[str, ...] = ()
+    """In a run of a selection of checks (``-k``, ``--chapter``, ``--lf``): the ids no
+    selected check covers. They have no status and are counted in none (CAP-007)."""
 
     @property
     def summary(self) -> dict[str, int]:
@@ -280,7 +293,29 @@ class Report:
             "requirements": [result.to_dict() for result in self.requirements],
             "checks": checks,
             "summary": self.summary,
+            **({"notSelected": list(self.not_selected)} if self.not_selected else {}),
+            **({"startHere": start} if (start := self.start_here()) else {}),
+            **({"failureOrder": order} if (order := self._failure_order()) else {}),
+            **({"missingHooks": hooks} if (hooks := self._missing_hooks()) else {}),
         }
+
+    def _failure_order(self) -> list[str]:
+        """The failed checks' names, root cause first (diagnosis.py)."""
+        from convledger_conformance.diagnosis import root_first
+
+        return [result.name for group in root_first(self.checks) for result in group.results]
+
+    def _missing_hooks(self) -> list[dict[str, object]]:
+        from convledger_conformance.diagnosis import missing_hooks
+
+        return [{"hook": hook.name, "capability": hook.capability, "checks": hook.checks}
+                for hook in missing_hooks(self.checks)]
+
+    def start_here(self) -> str:
+        """The "start here" line of a failing run: the failure to fix first ("" if none)."""
+        from convledger_conformance.diagnosis import start_here
+
+        return start_here(self.checks)
 
     def to_json(self) -> str:
         """The JSON report as text (UTF-8, indented, ending in a newline)."""
@@ -288,8 +323,14 @@ class Report:
 
     def render(self) -> str:
         """A terminal table grouped by chapter, then failure details and a summary line."""
-        closing = filter(None, [summary_line(self), not_applicable_line(self)])
-        return "\n".join([*_table_lines(self), *_failure_lines(self), *closing]) + "\n"
+        from convledger_conformance.diagnosis import hook_lines
+
+        start = self.start_here()
+        closing = filter(None, [summary_line(self), not_applicable_line(self), start])
+        hooks = hook_lines(self.checks)
+        opening = [start, *hooks, ""] if start else []
+        return "\n".join(
+            [*opening, *_table_lines(self), *_failure_lines(self), *closing]) + "\n"
 
     def to_junit(self, path: str | Path) -> None:
         """Write JUnit XML: one testcase per check, requirement ids as properties."""
@@ -304,8 +345,9 @@ def summary_line(report: Report) -> str:
     seed = "derandomized" if report.suite.seed is None else f"seed {report.suite.seed}"
     return (
         f"{report.suite.name} {report.suite.version} (spec {report.suite.spec_version}) "
-        f"on {report.store}, profile {report.suite.profile}, {seed}: {counts} "
-        f"({len(report.checks)} checks in {report.duration:.1f}s)"
+        f"on {report.store}, profile {report.suite.profile}, {seed}: {counts}"
+        + (f", {len(report.not_selected)} not selected" if report.not_selected else "")
+        + f" ({len(report.checks)} checks in {report.duration:.1f}s)"
     )
 
 
@@ -354,15 +396,28 @@ def _table_lines(report: Report) -> list[str]:
 
 
 def _failure_lines(report: Report) -> list[str]:
-    failed = [result for result in report.checks if result.status == FAILED]
-    if not failed:
+    """The failed checks, root cause first (:mod:`convledger_conformance.diagnosis`)."""
+    from convledger_conformance.diagnosis import root_first
+
+    groups = root_first(report.checks)
+    if not groups:
         return [""]
-    lines = ["", "Failures", "========"]
-    for result in failed:
-        lines.extend(["", f"--- {result.name} [{', '.join(result.failed_ids)}]: {result.message}"])
-        lines.append(result.detail.rstrip())
-        if report.suite.rerun:
-            lines.append(f"Reproduce this check alone: {report.reproduce(result.name)}")
+    count = sum(len(group.results) for group in groups)
+    lines = ["", f"Failures, root cause first ({count} checks)", "=" * 40]
+    number = 0
+    for place, group in enumerate(groups):
+        for member, result in enumerate(group.results):
+            number += 1
+            label = ("start here" if place == 0 and member == 0
+                     else f"same first divergence as #{number - member}: likely a consequence"
+                     if member else "")
+            lines.extend(["", f"--- #{number} {result.name} [{', '.join(result.failed_ids)}]"
+                          f"{f' ({label})' if label else ''}: {result.message}"])
+            if result.divergence:
+                lines.append(f"First diverging operation: {result.divergence}")
+            lines.append(result.detail.rstrip())
+            if report.suite.rerun:
+                lines.append(f"Reproduce this check alone: {report.reproduce(result.name)}")
     lines.append("")
     return lines
 

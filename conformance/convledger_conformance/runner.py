@@ -42,11 +42,12 @@ import re
 import secrets
 import time
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Final, TextIO
 
 import attrs
+import hypothesis
 from hypothesis.reporting import with_reporter
 
 import convledger
@@ -72,6 +73,7 @@ from convledger_conformance.report import (
     SuiteInfo,
     requirement_results,
 )
+from convledger_conformance.rerun import ordered
 from convledger_conformance.runsettings import (
     SEED_BITS,
     ProgressLine,
@@ -102,6 +104,9 @@ def run_suite(
     progress: TextIO | None = None,
     record_failures: Path | None = None,
     seed: int | None = None,
+    stop_at_first: bool = False,
+    failed_first: Sequence[str] = (),
+    focused: bool = False,
 ) -> Report:
     """Run every check of a declared capability against stores made by ``factory``.
 
@@ -117,6 +122,11 @@ def run_suite(
     (:mod:`convledger_conformance.vectors.failures`); the check's detail names
     the file, or says why none was written. ``seed`` derives every check's
     seed (:func:`check_seed`); None draws one, unless ``derandomize``.
+    ``stop_at_first`` stops at the first failed check (``-x``): the checks not
+    reached are ``not_run``, saying so. ``failed_first`` names checks to run before
+    the others (``--ff``). ``focused`` (a user's selection: ``-k``, ``--chapter``,
+    ``--lf``) lists the ids no check of ``checks`` covers as not selected (CAP-007)
+    instead of ``not_run``.
     """
     selected = _validated(factory, profile, checks)
     if seed is None and not derandomize:
@@ -124,7 +134,7 @@ def run_suite(
     name = store_name if store_name is not None else describe_factory(factory)
     suite = _suite_info(profile=profile, derandomize=derandomize, shrink=shrink, seed=seed)
     line = ProgressLine(progress)
-    rest = [item for item in selected if item.name != FRESH_CHECK]
+    rest = ordered([item for item in selected if item.name != FRESH_CHECK], failed_first)
     # the declaration, fresh_store, the other checks and, for the whole suite, the inventory
     total = 2 + len(rest) + (checks is None)
     line.show(1, total, DECLARATION_CHECK)
@@ -136,7 +146,7 @@ def run_suite(
         refused = _failed_result(DECLARATION_CHECK, DECLARATION_IDS, error, started)
         reason = f"not run: the capability declaration failed ({DECLARATION_CHECK})"
         results = [refused, *(_not_run(item, reason) for item in selected)]
-        return _report(suite, name, frozenset(), results)
+        return _report(suite, name, frozenset(), results, focused=focused)
     accepted = CheckResult(
         name=DECLARATION_CHECK,
         ids=DECLARATION_IDS,
@@ -153,17 +163,18 @@ def run_suite(
             line.close()
             reason = f"not run: the factory's stores are not new and empty ({FRESH_CHECK})"
             results = [accepted, first, *(_not_run(item, reason) for item in rest)]
-            return _report(suite, name, declared, results)
+            return _report(suite, name, declared, results, focused=focused)
         ran = list(_run_checks(
             rest, context, line, total=total, seed=seed,
-            recording=None if record_failures is None else (record_failures, name),
+            recording=None if record_failures is None else _Recording(record_failures, name),
+            stop_at_first=stop_at_first,
         ))
         results = [accepted, first, *ran, *helper_findings([first, *ran])]
     if checks is None:  # the whole suite: every shipped vector file must have been replayed
         line.show(total, total, INVENTORY_CHECK)
         results.append(vector_inventory())
     line.close()
-    return _report(suite, name, declared, results)
+    return _report(suite, name, declared, results, focused=focused)
 
 
 def vector_inventory(folder: Path | None = None) -> CheckResult:
@@ -278,10 +289,15 @@ def describe_factory(factory: StoreFactory) -> str:
 
 def _run_checks(
     selected: list[Check], context: CheckContext, line: ProgressLine,
-    *, total: int, seed: int | None, recording: tuple[Path, str] | None = None,
+    *, total: int, seed: int | None, recording: _Recording | None = None,
+    stop_at_first: bool = False,
 ) -> Iterator[CheckResult]:
     """Run the checks of declared capabilities; the others are not run (CAP-001)."""
+    stopped = ""
     for number, item in enumerate(selected, start=3):  # after the declaration and fresh_store
+        if stopped:
+            yield _not_run(item, f"not run: stopped at the first failed check, {stopped} (-x)")
+            continue
         line.show(number, total, item.name)
         missing = item.missing(context.capabilities)
         if not missing:
@@ -289,6 +305,8 @@ def _run_checks(
             if result.status == FAILED and recording is not None:
                 recorded = functools.partial(_with_recorded_trace, result, recording=recording)
                 result = seeded(recorded, item, context, seed)
+            if result.status == FAILED and stop_at_first:
+                stopped = item.name
             yield result
         else:
             names = ", ".join(repr(capability.value) for capability in missing)
@@ -298,18 +316,45 @@ def _run_checks(
             yield _not_run(item, reason)
 
 
+@attrs.define
+class _Recording:
+    """Where a run writes its failure traces, and the first trace of each signature."""
+
+    folder: Path
+    store_name: str
+    written: dict[str, Path] = attrs.Factory(dict)
+
+
 def _with_recorded_trace(
-    result: CheckResult, item: Check, context: CheckContext, *, recording: tuple[Path, str]
+    result: CheckResult, item: Check, context: CheckContext, *, recording: _Recording
 ) -> CheckResult:
-    """``result`` with its detail naming the trace vector its failure was recorded as."""
-    folder, store_name = recording
-    recorded = trace_of_failure(item, context, result.failed_ids, store_name=store_name)
-    path = write_failure(folder, recorded)
-    line = (
-        f"Trace vector of this failure: {path} ({recorded.note})" if path is not None
-        else f"No trace vector was recorded: {recorded.note}"
+    """``result`` with its detail naming the trace vector its failure was recorded as.
+
+    A failure whose first diverging operation has the signature of a trace this run
+    already wrote (the same operation, the same members differing) writes no second
+    trace: it names the first, whose failure it most likely follows from.
+    """
+    recorded = trace_of_failure(item, context, result.failed_ids, store_name=recording.store_name)
+    earlier = recording.written.get(recorded.signature) if recorded.signature else None
+    path = None
+    if earlier is not None:
+        line = (f"Trace vector of this failure: {earlier} (the same first divergence, "
+                f"{recorded.signature}, as that trace's check: no second trace written; "
+                f"{recorded.note})")
+    else:
+        path = write_failure(recording.folder, recorded)
+        line = (
+            f"Trace vector of this failure: {path} ({recorded.note})" if path is not None
+            else f"No trace vector was recorded: {recorded.note}"
+        )
+        if path is not None and recorded.signature:
+            recording.written[recorded.signature] = path
+    return attrs.evolve(
+        result, detail=f"{result.detail}\n{_printable(line)}\n",
+        divergence=_printable(recorded.divergence), signature=recorded.signature,
+        trace_size=recorded.size if recorded.trace is not None else None,
+        trace=str(path or earlier or ""),
     )
-    return attrs.evolve(result, detail=f"{result.detail}\n{_printable(line)}\n")
 
 
 def _validated(
@@ -337,6 +382,10 @@ def _failed_result(
 ) -> CheckResult:
     broken = failed_ids(ids, error)
     detail = "".join(traceback.format_exception(error))
+    yours = user_frames(error)
+    if yours:  # the user's frames first: where their store raised (issue 35)
+        detail = ("In your code (innermost last):\n" + "".join(yours)
+                  + "\nThe whole traceback:\n" + detail)
     output = "\n".join(reported)
     if output:
         detail = f"{detail}\nHypothesis reported:\n{output}\n"
@@ -350,6 +399,31 @@ def _failed_result(
         message=_printable(_one_line(error)),
         detail=_printable(detail),
     )
+
+
+_NOT_USER_CODE: Final = (
+    *(str(Path(module.__file__).resolve().parent)
+      for module in (convledger, hypothesis, attrs, traceback) if module.__file__ is not None),
+    str(Path(__file__).resolve().parent),
+)
+"""Folders whose frames are not the user's: the reference, this suite, Hypothesis, attrs and
+the standard library."""
+
+
+def user_frames(error: BaseException) -> list[str]:
+    """The formatted frames of ``error``'s traceback (and its causes) in the user's code."""
+    frames: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for frame in traceback.extract_tb(current.__traceback__):
+            where = str(Path(frame.filename).resolve()) if frame.filename else ""
+            if where and not where.startswith(_NOT_USER_CODE) and "site-packages" not in where \
+                    and not frame.filename.startswith("<"):
+                frames.append("".join(traceback.format_list([frame])))
+        current = current.__cause__ or current.__context__
+    return frames
 
 
 def _not_run(item: Check, reason: str) -> CheckResult:
@@ -381,15 +455,26 @@ def _report(
     store: str,
     declared: frozenset[Capability],
     results: list[CheckResult],
+    *,
+    focused: bool = False,
 ) -> Report:
+    """The report of ``results``; a ``focused`` run (a selection of checks) lists the ids
+    none of its checks covers as not selected (CAP-007), apart from the statuses."""
     from convledger_conformance.requirements import load_index
 
+    requirements = requirement_results(load_index(), results, declared)
+    not_selected: tuple[str, ...] = ()
+    if focused:
+        covered = {requirement for result in results for requirement in result.ids}
+        not_selected = tuple(row.id for row in requirements if row.id not in covered)
+        requirements = tuple(row for row in requirements if row.id in covered)
     return Report(
         suite=suite,
         store=store,
         capabilities=declared,
-        requirements=requirement_results(load_index(), results, declared),
+        requirements=requirements,
         checks=tuple(results),
+        not_selected=not_selected,
     )
 
 

@@ -1,4 +1,5 @@
-"""The checks of CAP-004 and CAP-006: the runner gives every requirement one honest status.
+"""The checks of CAP-004, CAP-006 and CAP-007: the runner gives every requirement one honest
+status, and a selection of checks leaves the others' ids not selected.
 
 This check judges the suite, not the store: it runs the runner on the store's
 factory with four synthetic checks whose outcomes are known and compares the
@@ -76,6 +77,25 @@ def check_report_statuses(ctx: CheckContext) -> None:
         passed = sum(1 for result in report.requirements if result.status == "passed")
         if report.summary.get("passed") != passed or report.ok:
             fail("CAP-004", "the summary counts something other than passed as passed")
+
+
+@check("CAP-007")
+def check_report_of_a_selection(ctx: CheckContext) -> None:
+    """CAP-007: a run of some checks lists the ids none covers as not selected, not not_run."""
+    report = run_suite(ctx.factory, profile=ctx.profile, focused=True,
+                       checks=_synthetic(None, absence_checked=False))
+    listed = {result.id for result in report.requirements}
+    if not {"LED-002", "LED-003", "LED-004"} <= listed or "ARC-001" in listed:
+        fail("CAP-007", f"a selection of checks of LED-002..LED-004 gives {len(listed)} "
+             "requirements a status: not the ids of its checks alone")
+    if "ARC-001" not in report.not_selected or set(report.not_selected) & listed:
+        fail("CAP-007", "ARC-001, which no selected check covers, is not listed as not selected")
+    if listed | set(report.not_selected) != conformance_ids():
+        fail("CAP-007", "statuses and not selected ids together are not every requirement")
+    if sum(report.summary.values()) != len(listed):
+        fail("CAP-007", f"the summary counts {sum(report.summary.values())} requirements, "
+             f"{len(listed)} have a status")
+    _expect(report, "LED-003", "not_run")  # selected, covered, and its check failed on another
 
 
 def _refused_helper_read(ctx: CheckContext) -> None:

@@ -55,6 +55,7 @@ from convledger_conformance.vectors.traces import (
     Trace,
     archive_members,
     capabilities_of,
+    first_difference,
     record,
     replay,
 )
@@ -276,6 +277,13 @@ class RecordedFailure:
     trace: dict[str, Any] | None
     note: str
     """How many steps the trace kept and the first difference, or why nothing was recorded."""
+    divergence: str = ""
+    """The first diverging operation, its arguments (shortened), expected and actual answer."""
+    signature: str = ""
+    """The operation that diverged and what differed (the answer's members, or the state
+    digest): failures of one signature share their root cause (one trace is written)."""
+    size: tuple[int, int] = (0, 0)
+    """Steps and canonical bytes of the trace: the smallest reproduction is the simplest."""
 
 
 def reproduces(factory: StoreFactory, trace: Trace) -> list[str]:
@@ -329,7 +337,15 @@ def _with_steps(trace: Trace, steps: Sequence[Step]) -> Trace:
 def trace_of_failure(
     item: Check, context: CheckContext, failed: Sequence[str], *, store_name: str
 ) -> RecordedFailure:
-    """Re-run the failed check ``item`` with recording; its shrunk failure as a minimal trace."""
+    """Re-run the failed check ``item`` with recording; its shrunk failure as a minimal trace.
+
+    A trace is returned only when it is faithful: every step is an operation of a
+    capability the store declares (a store answers the others ``not_supported``, CAP-002,
+    which is right, not a failure), and replaying the recorded document exactly as
+    ``convledger-conformance replay`` does fails on this store (:func:`faithful`).
+    When no log gives one as recorded, its reads are tried once more with ``alter``
+    (the caller changes what it was handed, LED-014).
+    """
     recorder = RecordingFactory(context.factory)
     try:
         item.run(attrs.evolve(context, factory=recorder))
@@ -337,24 +353,113 @@ def trace_of_failure(
         pass
     else:
         return RecordedFailure(item.name, None, "the check passed when re-run with recording")
-    replayed = 0
+    declared = {capability.value for capability in context.capabilities}
+    candidates: list[list[Step]] = []
     for log in reversed(recorder.logs):
         steps = [step for step in log if has_json_image(step)]
         recorder.unlogged["a call (a value whose JSON text reads back otherwise)"] += (
             len(log) - len(steps))
-        if not steps:
-            continue
-        replayed += 1
-        name = f"shrunk/{store_name}/{item.name}"
-        trace = Trace(name, tuple(failed), capabilities_of(steps), tuple(steps))
-        if not reproduces(context.factory, trace):
-            continue
-        smallest = minimize(context.factory, trace)
-        first = reproduces(context.factory, smallest)
-        note = f"{len(smallest.steps)} steps (from {len(steps)}); " + (
-            _shortened(first[0]) if first else "no longer reproduces")
-        return RecordedFailure(item.name, record(smallest), note)
+        kept = [step for step in steps if set(capabilities_of([step])) <= declared | {"ledger"}]
+        for step in steps:
+            if not set(capabilities_of([step])) <= declared | {"ledger"}:
+                recorder.unlogged[f"{step['op']} (capability not declared)"] += 1
+        if kept:
+            candidates.append(kept)
+    recorder.logs.clear()  # the logs can be large (issue 35): only the candidates are kept
+    replayed = 0
+    name = f"shrunk/{store_name}/{item.name}"
+    for variant in (_as_recorded, _altered):
+        for steps in candidates:
+            tried = variant(steps)
+            if tried is None:
+                continue
+            replayed += 1
+            trace = Trace(name, tuple(failed), capabilities_of(tried), tuple(tried))
+            if not reproduces(context.factory, trace):
+                continue
+            smallest = minimize(context.factory, trace)
+            document = record(smallest)
+            first = faithful(context.factory, document, declared)
+            if not first:
+                continue
+            note = f"{len(smallest.steps)} steps (from {len(tried)}); {_shortened(first[0])}"
+            divergence, signature = _diverging(context.factory, document)
+            size = (len(smallest.steps), len(canonical.encode(document)))
+            return RecordedFailure(item.name, document, note, divergence, signature, size)
     return RecordedFailure(item.name, None, _why_not(replayed, recorder.unlogged))
+
+
+def faithful(
+    factory: StoreFactory, document: dict[str, Any], declared: set[str]
+) -> list[str]:
+    """The differences replaying ``document`` shows on ``factory``'s store, as ``replay`` would.
+
+    Empty (so the document must not be written) when the trace needs a capability the
+    store does not declare, when it passes, or when the store crashes on it.
+    """
+    needed = set(document.get("capabilities", ())) - {"ledger"}
+    if not needed <= declared:
+        return []
+    try:
+        return replay(factory, document)
+    except Exception as error:  # a crash on a step is a difference too, as replay prints
+        return [f"{document['name']}: the store raised {type(error).__name__}: {error}"]
+
+
+def _diverging(factory: StoreFactory, document: dict[str, Any]) -> tuple[str, str]:
+    """The first diverging operation of a faithful trace, described, and its signature."""
+    try:
+        found = first_difference(factory, document)
+    except Exception as error:
+        return f"the store raised {type(error).__name__}", "raised"
+    if found is None:
+        return "", ""
+    step = found.step
+    call = describe_call(step)
+    if not found.answered:
+        return (f"step {found.number}, {call}: answered as expected, but the state after it "
+                "differs (its export)", f"{step['op']} (state)")
+    expected, observed = step["expect"], found.observed
+    differing = sorted(
+        key for key in set(expected) | set(observed) if expected.get(key) != observed.get(key)
+    ) if isinstance(expected, dict) and isinstance(observed, dict) else []
+    return (f"step {found.number}, {call}: expected {_shortened(_json(expected), limit=160)}, "
+            f"got {_shortened(_json(observed), limit=160)}",
+            f"{step['op']} ({', '.join(differing) or 'answer'})")
+
+
+def describe_call(step: Step) -> str:
+    """``op(arguments)`` of a trace step, each argument shortened."""
+    arguments = []
+    for key, value in step.items():
+        if key in ("op", "expect", "digest"):
+            continue
+        if key == "drafts" and isinstance(value, list):
+            shown = f"[{len(value)} draft{'s' * (len(value) != 1)}]"
+        elif key == "archive" and isinstance(value, str):
+            shown = f"<archive, {len(value)} chars>"
+        else:
+            shown = _shortened(_json(value), limit=40)
+        arguments.append(f"{key}={shown}")
+    return f"{step['op']}({', '.join(arguments)})"
+
+
+def _json(value: object) -> str:
+    try:
+        return canonical.encode(value).decode("utf-8")
+    except LedgerError:
+        return repr(value)
+
+
+def _as_recorded(steps: list[Step]) -> list[Step] | None:
+    return steps
+
+
+def _altered(steps: list[Step]) -> list[Step] | None:
+    """``steps`` with every read made an altering read; None when there is no read."""
+    if not any(step["op"] == "read" for step in steps):
+        return None
+    return [{**step, "alter": True} if step["op"] == "read" else step for step in steps]
 
 
 def _why_not(replayed: int, unlogged: collections.Counter[str]) -> str:

@@ -29,7 +29,7 @@ op                 members                                                observ
                                                                           messageIds | error
 ``scanRecoverable`` after ([conversationId, ordinal] or null), limit      runs, next | error
 ``roundTrip``      conversationId                                         identical | error
-``read``           conversationId, fromSeq, toSeq?, limit                 items, nextSeq? | error
+``read``           conversationId, fromSeq, toSeq?, limit, alter?         items, nextSeq? | error
 ``head``           conversationId                                         head | error
 ``import``         conversationId (of the archive, or null), archive      conversationId, events,
                    (the archive's text)                                   headSeq | error
@@ -39,6 +39,9 @@ op                 members                                                observ
 ``projectionStatus`` conversationId, name                                 uptoSeq, head, version
                                                                           | error
 ================== ====================================================== =======================
+
+A ``read`` with ``alter: true`` then changes, in place, each payload it was handed (the
+caller's own copy, LED-014: :data:`ALTERED`); the answer is taken before.
 
 Transition inputs and drafts are built from their wire members WITHOUT
 validation (:func:`convledger.wire.values.transition_in`,
@@ -145,7 +148,26 @@ def _read(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
         step["conversationId"], from_seq=step["fromSeq"], to_seq=step.get("toSeq"),
         limit=step["limit"],
     )
-    return page_out(page)
+    answer = page_out(page)
+    if step.get("alter"):  # the caller then changes what it got (LED-014); see ALTERED
+        for envelope in page.items:
+            _alter(envelope.payload)
+    return answer
+
+
+ALTERED = "convledgerAlteredByTheCaller"
+"""The member a ``read`` step with ``alter: true`` adds to each payload object it was handed.
+
+An in-process store that hands its callers the objects it keeps (LED-014) then shows
+the member to the next reader; over the wire every answer is a copy, so it changes nothing.
+"""
+
+
+def _alter(payload: object) -> None:
+    if isinstance(payload, dict):
+        payload[ALTERED] = True
+    elif isinstance(payload, list):
+        payload.append(ALTERED)
 
 
 def _head(store: LedgerStore, step: Step, _: object) -> dict[str, Any]:
@@ -329,30 +351,57 @@ def record(trace: Trace) -> dict[str, JsonValue]:
     }
 
 
-def replay(factory: Callable[[], LedgerStore], document: dict[str, Any]) -> list[str]:
-    """Run one recorded trace on a fresh store of ``factory``; every mismatch, described."""
+@attrs.frozen
+class Difference:
+    """The first step of a replayed trace whose answer or state digest differs."""
+
+    number: int
+    step: dict[str, Any]
+    """The step as recorded (its call, ``expect`` and ``digest``)."""
+    observed: Any
+    """What the store answered, in wire terms."""
+    digest: str | None = None
+    """The state digest found, when the answer matched but the digest did not."""
+
+    @property
+    def answered(self) -> bool:
+        """Whether the answer itself differs (not only the state digest after it)."""
+        return self.digest is None and _canonical(self.observed) != _canonical(
+            self.step["expect"])
+
+    def describe(self, name: str) -> str:
+        """The difference as ``replay`` prints it."""
+        where = f"{name} step {self.number} ({self.step['op']})"
+        if self.answered:
+            return (f"{where}: expected {_text(self.step['expect'])}, "
+                    f"got {_text(self.observed)}")
+        return f"{where}: state digest {self.digest} differs from {self.step['digest']}"
+
+
+def first_difference(
+    factory: Callable[[], LedgerStore], document: dict[str, Any]
+) -> Difference | None:
+    """Run one recorded trace on a fresh store of ``factory``; its first difference, if any."""
     store = factory()
-    problems = []
     try:
         for number, step in enumerate(document["steps"], start=1):
             call = {key: value for key, value in step.items() if key not in ("expect", "digest")}
             observed = perform(store, call, factory)
             if _canonical(observed) != _canonical(step["expect"]):
-                problems.append(
-                    f"{document['name']} step {number} ({step['op']}): expected "
-                    f"{_text(step['expect'])}, got {_text(observed)}"
-                )
-                break  # later steps assume this one answered as recorded
+                return Difference(number, step, observed)
             found = digest(store, step["conversationId"])
             if found != step["digest"]:
-                problems.append(
-                    f"{document['name']} step {number} ({step['op']}): state digest {found} "
-                    f"differs from {step['digest']}"
-                )
-                break
+                # later steps assume this one answered as recorded
+                return Difference(number, step, observed, digest=str(found))
     finally:
         store.close()
-    return problems
+    return None
+
+
+def replay(factory: Callable[[], LedgerStore], document: dict[str, Any]) -> list[str]:
+    """Run one recorded trace on a fresh store of ``factory``; every mismatch, described."""
+    found = first_difference(factory, document)
+    return [] if found is None else [found.describe(document["name"])]
 
 
 def _canonical(value: object) -> bytes:
