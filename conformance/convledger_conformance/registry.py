@@ -176,6 +176,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.runtime.checks_transitions",
     "convledger_conformance.runtime.checks_reads",
     "convledger_conformance.runtime.checks_rare_transitions",
+    "convledger_conformance.runtime.checks_pairs",
     "convledger_conformance.runtime.checks_replay",
     "convledger_conformance.runtime.checks_purge",
     "convledger_conformance.runtime.checks_positions",
