@@ -14,11 +14,12 @@ import pytest
 
 from galleries import BrokenStore
 from galleries.freshness import CachesSpillsPerHandle
+from galleries.ledger import DedupesBodiesByClaimedHash
 from galleries.runtime import AcceptJoinsRequeuedRun
 from galleries import cases
 from kill_table import kill_with_report
 
-UNSEEN = (CachesSpillsPerHandle, AcceptJoinsRequeuedRun)
+UNSEEN = (CachesSpillsPerHandle, AcceptJoinsRequeuedRun, DedupesBodiesByClaimedHash)
 """The gallery classes added for issue 37."""
 
 

@@ -173,6 +173,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.projections.checks_positions",
     "convledger_conformance.projections.checks_archives",
     "convledger_conformance.facts.checks_provider",
+    "convledger_conformance.ledger.checks_claims",
     "convledger_conformance.runtime.checks_transitions",
     "convledger_conformance.runtime.checks_reads",
     "convledger_conformance.runtime.checks_rare_transitions",

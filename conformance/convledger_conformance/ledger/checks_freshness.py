@@ -40,7 +40,7 @@ from convledger_conformance.ledger.handles_support import Worker, second_handles
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import accepted, fail, fresh_store
 
-IDS: Final = ("LED-019",)
+IDS: Final = ("LED-019", "LED-021")
 OPTIONAL: Final = (Capability.TRANSITIONS, Capability.PROJECTIONS, Capability.SPILLS,
                    Capability.SEARCH, Capability.PERSISTENCE)
 

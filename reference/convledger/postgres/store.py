@@ -270,7 +270,7 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions, FaultSeam):
         )
 
     def _head(self, conversation_id: str) -> int:
-        # LED-019: every read asks the server; no handle keeps a cache.
+        # LED-019, LED-021: every read asks the server; no handle keeps a cache.
         return self._single("head", lambda connection: rows.head_of(connection, conversation_id))
 
     def _snapshot_events(self, conversation_id: str) -> Sequence[Envelope]:
