@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import pytest
 
-from galleries import BrokenStore
+from galleries import BrokenStore, cases
 from galleries.freshness import CachesSpillsPerHandle
-from galleries.ledger import DedupesBodiesByClaimedHash
-from galleries.runtime import AcceptJoinsRequeuedRun
-from galleries import cases
+from galleries.ledger import DedupesBodiesByClaimedHash, ReservesIdsOfRefusedImport
+from galleries.limits import CountsIdentifierCharacters
+from galleries.projections import StatusHeadAtLastCatchUp
+from galleries.runtime import AcceptJoinsRequeuedRun, ForeignEventIdAnsweredDuplicate
 from kill_table import kill_with_report
 
-UNSEEN = (CachesSpillsPerHandle, AcceptJoinsRequeuedRun, DedupesBodiesByClaimedHash)
+UNSEEN = (CachesSpillsPerHandle, AcceptJoinsRequeuedRun, DedupesBodiesByClaimedHash,
+          ReservesIdsOfRefusedImport, StatusHeadAtLastCatchUp, ForeignEventIdAnsweredDuplicate,
+          CountsIdentifierCharacters)
 """The gallery classes added for issue 37."""
 
 

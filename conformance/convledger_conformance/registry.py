@@ -201,6 +201,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.wire.checks_callbacks",
     "convledger_conformance.hostile.checks",
     "convledger_conformance.hostile.boundaries",
+    "convledger_conformance.hostile.checks_edges",
     "convledger_conformance.faults.checks",
 )
 """Every module that registers checks, in the order :func:`load_checks` imports them.

@@ -24,6 +24,7 @@ from convledger.errors import (
     ConflictError,
     DuplicateError,
     InvalidInputError,
+    LedgerError,
     ReplayRefusedError,
 )
 from convledger.memory import MemoryStore
@@ -231,6 +232,21 @@ class DedupesBodiesByClaimedHash(MemoryStore):
         return super().append(conversation_id, kept, expected_head=expected_head)
 
 
+class ReservesIdsOfRefusedImport(MemoryStore):
+    """ARC-013: reserves each eventId of an archive as its import checks it, and keeps the
+    reservations when a later event or the conversation refuses the import (issue 37)."""
+
+    def _import(self, archive: Archive) -> None:
+        try:
+            super()._import(archive)
+        except LedgerError:
+            for envelope in archive.events:  # reserved one by one, never released
+                if envelope.event_id in self._event_ids:
+                    break
+                self._event_ids.add(envelope.event_id)
+            raise
+
+
 class AppendsIgnorableUnknownKinds(MemoryStore):
     """KND-002: lets producers append an unregistered kind when the draft is ignorable."""
 
@@ -406,6 +422,8 @@ class RefusesNothingUndeclared(MemoryStore):
 BROKEN: tuple[BrokenStore, ...] = (
     broken("ledger", EventIdsUniquePerConversation, "LED-003"),
     broken("ledger", DedupesBodiesByClaimedHash, "PRV-021", "LED-022"),
+    broken("ledger", ReservesIdsOfRefusedImport, "ARC-013",
+           checks=("refused_import_frees_its_event_ids",)),
     broken("ledger", SeqReservedBeforeChecks, "LED-004"),
     broken("ledger", AcceptsIgnorableFalse, "ENV-010"),
     broken("ledger", ImportsIntoOccupiedLog, "ARC-009"),

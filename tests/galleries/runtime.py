@@ -157,6 +157,19 @@ class AcceptJoinsRequeuedRun(MemoryStore):
         return transit(self, conversation_id, transition, draft, decide_with=_joining_requeued)
 
 
+class ForeignEventIdAnsweredDuplicate(MemoryStore):
+    """TRN-008: a transition whose eventId is stored in another conversation answers the
+    duplicate outcome (as if it were done already) instead of the refusal (issue 37)."""
+
+    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft) -> Outcome:
+        mine = {e.event_id for e in self._ledgers.get(conversation_id, [])}
+        if draft.event_id in self._event_ids and draft.event_id not in mine:
+            state = self._runtime.get(conversation_id)
+            head = None if state is None else state.head()
+            return Outcome(Status.DUPLICATE, 0 if head is None else head.version)
+        return super()._transit(conversation_id, transition, draft)
+
+
 class DuplicateAnswersProposedIds(MemoryStore):
     """TRN-021: a repeated idempotency key answers with the ids of the repeat, not the original."""
 
@@ -400,6 +413,8 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("runtime", AcquiresOutOfCausalOrder, "TRN-031"),
     broken("runtime", DuplicateAnswersProposedIds, "TRN-021"),
     broken("runtime", AcceptJoinsRequeuedRun, "TRN-023", checks=("transitions_in_every_order",)),
+    broken("runtime", ForeignEventIdAnsweredDuplicate, "TRN-008",
+           checks=("transition_event_id_stored_elsewhere",)),
     broken("runtime", AbsorptionWritesOneRun, "TRN-065"),
     broken("runtime", ActiveRunsByRunId, "TRN-081"),
     broken("runtime", RecoveryInLocaleOrder, "TRN-083"),

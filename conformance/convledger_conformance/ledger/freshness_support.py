@@ -1,4 +1,4 @@
-"""What the freshness checks stand on: every read, every write, the answers (LED-019, issues 20, 37).
+"""What the freshness checks stand on: every read, every write, the answers (LED-019, LED-021).
 
 The reads and writes of :mod:`.checks_freshness`, by the operation of the
 capability table (:data:`convledger.capabilities.OPERATIONS`) that each one

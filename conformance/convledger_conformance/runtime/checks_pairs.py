@@ -40,6 +40,7 @@ from convledger.runtime import (
     Transition,
 )
 from convledger.runtime.transitions import TRANSITION_TYPES
+from convledger.store import LedgerStore
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.runtime.checks_transitions import TRANSITIONS, fence_of
 from convledger_conformance.runtime.model import RuntimeModel, decision_json, outcome_json
@@ -204,9 +205,9 @@ def _describe(pair: tuple[str, str], path: tuple[str, ...]) -> str:
     return f"{pair[1]} right after {pair[0]} (after {before})"
 
 
-def _judge(store: object, model: RuntimeModel, conversation: str, path: tuple[str, ...],
+def _judge(store: LedgerStore, model: RuntimeModel, conversation: str, path: tuple[str, ...],
            pair: tuple[str, str]) -> None:
-    runtime = require(store, TRANSITIONS)  # type: ignore[arg-type]
+    runtime = require(store, TRANSITIONS)
     for n, name in enumerate(path, start=1):
         transition = STEPS[name][1](model.state(conversation), n)
         assert transition is not None, (pair, path)
