@@ -206,9 +206,9 @@ class SharesPayloads(MemoryStore):
 
 
 class DedupesBodiesByClaimedHash(MemoryStore):
-    """PRV-021, LED-022, LED-014: keeps one provider/message body per claimed sha256, for the
-    whole store, and writes the body it first kept for a hash in place of a later one (a
-    content-addressed body table trusting the producer's hash; issue 37)."""
+    """PRV-021: keeps one provider/message body per claimed sha256, for the whole store, and
+    writes the body it first kept for a hash in place of a later one (a content-addressed
+    body table trusting the producer's hash, LED-022, LED-014; issue 37)."""
 
     def __init__(self) -> None:
         super().__init__()
