@@ -11,7 +11,8 @@ explores the oracle from an empty conversation, breadth first, to find for
 every pair (a, b) of step kinds that the rules apply one right after the
 other the shortest sequence of steps that ends with a then b. The check
 replays every such sequence in a conversation of its own and compares each
-outcome, and then every run and the snapshot, with the oracle's.
+outcome, and then every run, the snapshot (head, active runs and every message
+of the history) and the active runs with the oracle's.
 
 A failure names the pair, the steps before it, the transition, and what was
 expected and what came back.
@@ -39,8 +40,10 @@ from convledger.runtime import (
     Terminal,
     Transition,
 )
+from convledger.runtime.state import snapshot_of
 from convledger.runtime.transitions import TRANSITION_TYPES
 from convledger.store import LedgerStore
+from convledger_conformance.differences import first_difference
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.runtime.checks_transitions import TRANSITIONS, fence_of
 from convledger_conformance.runtime.model import RuntimeModel, decision_json, outcome_json
@@ -200,9 +203,10 @@ def pair_paths() -> dict[tuple[str, str], tuple[str, ...]]:
     return found
 
 
-def _describe(pair: tuple[str, str], path: tuple[str, ...]) -> str:
-    before = ", ".join(path[:-2]) or "nothing"
-    return f"{pair[1]} right after {pair[0]} (after {before})"
+def _describe(pair: tuple[str, str], path: tuple[str, ...], step: int | None = None) -> str:
+    """The pair, the steps that reach it and, when given, the step (1-based) that failed."""
+    where = "" if step is None else f", at step {step} ({path[step - 1]})"
+    return f"{pair[1]} right after {pair[0]} (steps: {', '.join(path)}{where})"
 
 
 def _judge(store: LedgerStore, model: RuntimeModel, conversation: str, path: tuple[str, ...],
@@ -218,14 +222,19 @@ def _judge(store: LedgerStore, model: RuntimeModel, conversation: str, path: tup
             outcome = runtime.transition(conversation, transition, event_id=event_id,
                                          occurred_at=STAMP)
         except LedgerError as error:
-            fail(IDS, f"{_describe(pair, path[:n])}: {transition!r} expected "
+            fail(IDS, f"{_describe(pair, path, n)}: {transition!r} expected "
                       f"{expected.decision.status.value}, got refused {error.kind}: {error}")
         event = None if expected.draft is None else model.event_wire(conversation, expected.draft)
         want, got = decision_json(expected.decision, event), outcome_json(outcome)
         if want != got:
-            fail(IDS, f"{_describe(pair, path[:n])}: {transition!r} expected {want!r:.600}, "
+            fail(IDS, f"{_describe(pair, path, n)}: {transition!r} expected {want!r:.600}, "
                       f"got {got!r:.600}")
         model.commit(conversation, expected)
+        # after every step, the messages too: a placed answer a transition must fail, say
+        changed = first_difference(snapshot_of(model.state(conversation)),
+                                   runtime.load_snapshot(conversation), "load_snapshot")
+        if changed is not None:
+            fail(IDS, f"{_describe(pair, path, n)}: after {transition!r}: {changed}")
     state = model.state(conversation)
     for run in state.runs.values():
         got_run = runtime.load_run(conversation, run.run_id)
