@@ -45,3 +45,28 @@ def test_every_kind_of_write_is_planned_and_every_read_follows_each() -> None:
     checked = pairs(declared)
     assert {(read, write) for read in reads for write in written} == set(checked)
     assert len(checked) == len(reads) * len(written)
+
+
+def test_every_read_changes_under_the_plan(tmp_path: object) -> None:
+    """A pair whose read answers the same before and after every write could not catch a
+    stale cache: over the plan, each read's answer changes at least once (on SQLite, which
+    declares every capability the reads need)."""
+    from pathlib import Path
+
+    from convledger.sqlite import SqliteStore
+    from convledger_conformance.ledger.freshness_support import WRITE_BY_NAME, answers
+
+    assert isinstance(tmp_path, Path)
+    store = SqliteStore(str(tmp_path / "fresh.sqlite"))
+    try:
+        seen: dict[str, list[object]] = {}
+        for name, answer in answers(store).items():
+            seen.setdefault(name, []).append(repr(answer))
+        for number, name in enumerate(plan(store.capabilities), start=1):
+            WRITE_BY_NAME[name](store, number)
+            for read, answer in answers(store).items():
+                seen[read].append(repr(answer))
+    finally:
+        store.close()
+    unchanged = sorted(read for read, values in seen.items() if len(set(values)) == 1)
+    assert unchanged == []

@@ -1,10 +1,12 @@
 """Four boundaries only long machine runs used to reach, each checked head-on (issue 37).
 
-* ``refused_import_frees_its_event_ids`` (ARC-013): an import refused by the
-  store's state (an eventId stored elsewhere, an occupied conversation) leaves
-  no eventId behind: the same eventIds then append elsewhere and import again.
+* ``refused_import_frees_its_event_ids`` (ARC-013): an import (of an archive,
+  and of a bundle where ``spills`` is declared) refused by the store's state (an
+  eventId stored elsewhere, an occupied conversation) leaves no eventId behind:
+  the same eventIds then append elsewhere and import again.
 * ``status_right_after_append`` (PRJ-014): ``projection_status`` reports the
-  head as it is at once after an append, before any catch-up and after one.
+  head as it is at once after an append, an accept or a spill put (every write
+  that adds an event), before any catch-up and after one.
 * ``transition_event_id_stored_elsewhere`` (TRN-008): a transition whose
   eventId is stored in another conversation (or in its own) is refused with
   kind ``duplicate``, never answered with the ``duplicate`` outcome, and
@@ -19,11 +21,13 @@ Each failure names the call, what was expected and what came back.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Final
 
 from convledger.errors import LedgerError
 from convledger.interface import require
+from convledger.memory import MemoryStore
 from convledger.projections.named import counting
 from convledger.runtime import Accept, Acquire
 from convledger.store import Capability, LedgerStore
@@ -44,14 +48,14 @@ from convledger_conformance.support import (
 
 # -- ARC-013 -------------------------------------------------------------------------------------
 
-IMPORT_IDS: Final = ("ARC-013", "ARC-009", "ARC-010")
+IMPORT_IDS: Final = ("ARC-013", "ARC-009", "ARC-010", "SPL-055")
 
 
 def _archive_of(conversation: str, event_ids: list[str]) -> bytes:
     return archive(conversation, wires(conversation, [draft(e) for e in event_ids]))
 
 
-@check(*IMPORT_IDS)
+@check(*IMPORT_IDS, optional=(Capability.SPILLS,))
 def check_refused_import_frees_its_event_ids(ctx: CheckContext) -> None:
     """ARC-013: after an import refused for an eventId stored elsewhere or an occupied
     conversation, the archive's other eventIds are free: they append and import again."""
@@ -78,6 +82,40 @@ def check_refused_import_frees_its_event_ids(ctx: CheckContext) -> None:
         if heads != want:
             fail(IMPORT_IDS, f"heads after the refused and the accepted imports: expected "
                              f"{want}, got {heads}")
+        if Capability.SPILLS in store.capabilities:
+            _refused_bundle_frees_its_event_ids(store)
+
+
+def _bundle_of(conversation: str, event_ids: list[str]) -> bytes:
+    """A bundle of ``conversation`` (events, then one spill), made by the reference store."""
+    source = MemoryStore()
+    source.append(conversation, [draft(e) for e in event_ids[:-1]])
+    source.put_spill(conversation, b"edge", media_type="text/plain",
+                     operation={"operationId": "edge-op", "authorization": {}},
+                     reference="edge-ref", event_id=event_ids[-1], occurred_at=STAMP)
+    return source.export_bundle(conversation)
+
+
+def _refused_bundle_frees_its_event_ids(store: LedgerStore) -> None:
+    """ARC-013, SPL-055: the same for bundles, refused for a stored eventId and for an
+    occupied conversation."""
+    spills = require(store, Capability.SPILLS)
+    accepted(partial(store.append, "edge-other", [draft("edge-stored-2")]), IMPORT_IDS,
+             "append of edge-stored-2")
+    clash = _bundle_of("edge-bun", ["edge-b1", "edge-stored-2", "edge-b2"])
+    refused(partial(spills.import_bundle, clash), "duplicate", IMPORT_IDS,
+            "bundle import whose second eventId is stored in another conversation",
+            store=store, touched=["edge-bun", "edge-other"])
+    accepted(partial(store.append, "edge-free", [draft("edge-b1")]), IMPORT_IDS,
+             "append of edge-b1, an eventId of the refused bundle (ARC-013: it left none)")
+    accepted(partial(spills.import_bundle, _bundle_of("edge-bun", ["edge-b3", "edge-b2"])),
+             IMPORT_IDS, "bundle import of edge-b2 again, an eventId of the refused bundle")
+    occupied = _bundle_of("edge-bun", ["edge-b4", "edge-b5"])
+    refused(partial(spills.import_bundle, occupied), "conflict", IMPORT_IDS,
+            "bundle import into a conversation that has events", store=store,
+            touched=["edge-bun"])
+    accepted(partial(store.append, "edge-free", [draft("edge-b4"), draft("edge-b5")]),
+             IMPORT_IDS, "append of edge-b4 and edge-b5, eventIds of the refused bundle")
 
 
 # -- PRJ-014 -------------------------------------------------------------------------------------
@@ -85,7 +123,28 @@ def check_refused_import_frees_its_event_ids(ctx: CheckContext) -> None:
 STATUS_IDS: Final = ("PRJ-014",)
 
 
-@check(*STATUS_IDS, capability=Capability.PROJECTIONS)
+def _event_writes(store: LedgerStore) -> list[tuple[str, Callable[[int], object]]]:
+    """Every write that adds one event to ``edge-status``, of each capability declared."""
+    writes: list[tuple[str, Callable[[int], object]]] = [
+        ("append", lambda n: store.append("edge-status", [draft(f"edge-s{n}")]))]
+    declared = store.capabilities
+    if Capability.TRANSITIONS in declared:
+        runtime = require(store, Capability.TRANSITIONS)
+        writes.append(("accept", lambda n: runtime.transition(
+            "edge-status", Accept(f"es-k{n}", f"es-i{n}", f"es-r{n}", f"es-a{n}",
+                                  {"text": "status"}),
+            event_id=f"edge-t{n}", occurred_at=STAMP)))
+    if Capability.SPILLS in declared:
+        spills = require(store, Capability.SPILLS)
+        writes.append(("put_spill", lambda n: spills.put_spill(
+            "edge-status", b"status", media_type="text/plain",
+            operation={"operationId": f"es-op{n}", "authorization": {}},
+            reference=f"es-ref{n}", event_id=f"edge-p{n}", occurred_at=STAMP)))
+    return writes
+
+
+@check(*STATUS_IDS, capability=Capability.PROJECTIONS,
+       optional=(Capability.TRANSITIONS, Capability.SPILLS))
 def check_status_right_after_append(ctx: CheckContext) -> None:
     """PRJ-014: the head a status reports is the head right after each append, whether the
     projection has never caught up, has just caught up, or lags."""
@@ -93,15 +152,16 @@ def check_status_right_after_append(ctx: CheckContext) -> None:
         store = require(given, Capability.PROJECTIONS)
         definition = counting(name="edge.count")
         expected_upto = 0
-        for step in range(1, 7):
-            accepted(partial(store.append, "edge-status", [draft(f"edge-s{step}")]),
-                     STATUS_IDS, f"append #{step}")
+        writes = _event_writes(given)
+        for step in range(1, 3 * len(writes) + 1):
+            label, write = writes[(step - 1) % len(writes)]
+            accepted(partial(write, step), STATUS_IDS, f"{label} #{step}")
             status = store.projection_status("edge-status", "edge.count")
             got = (status.upto_seq, status.head)
             if got != (expected_upto, step):
-                fail(STATUS_IDS, f"projection_status right after append #{step} (caught up to "
-                                 f"{expected_upto}): expected uptoSeq {expected_upto} and head "
-                                 f"{step}, got uptoSeq {got[0]} and head {got[1]}")
+                fail(STATUS_IDS, f"projection_status right after {label} #{step} (caught up "
+                                 f"to {expected_upto}): expected uptoSeq {expected_upto} and "
+                                 f"head {step}, got uptoSeq {got[0]} and head {got[1]}")
             if step % 3 == 2:
                 accepted(partial(store.catch_up, "edge-status", definition), STATUS_IDS,
                          "catch_up")

@@ -27,7 +27,7 @@ from convledger.errors import LedgerError
 from convledger.host.rows import ChildLink, ScheduleRow
 from convledger.memory import MemoryStore
 from convledger.projections.named import counting
-from convledger.runtime.transitions import Accept
+from convledger.runtime.transitions import Accept, Acquire
 from convledger.store import Capability
 from convledger_conformance.ledger.model import read_whole
 from convledger_conformance.support import STAMP, archive, draft, wires
@@ -103,6 +103,9 @@ def _rows(store: Any, n: int) -> object:
 WRITES: Final[tuple[tuple[Capability, str, Write], ...]] = (
     (Capability.LEDGER, "append", lambda s, n: s.append(LEDGER, [draft(f"fresh-{n}")])),
     (Capability.TRANSITIONS, "transition", lambda s, n: _accept(s, n, "fresh-run")),
+    (Capability.TRANSITIONS, "transition acquire", lambda s, n: s.transition(
+        RUNTIME, Acquire("fresh-run", "fresh-owner"), event_id=f"fresh-aq-{n}",
+        occurred_at=STAMP)),
     (Capability.PROJECTIONS, "catchUp", lambda s, n: s.catch_up(LEDGER,
                                                                 counting(name=PROJECTION))),
     (Capability.SPILLS, "putSpill", lambda s, n: s.put_spill(
@@ -127,7 +130,7 @@ HANDLE_OPERATIONS: Final = frozenset({"reopen", "openHandle", "locator"})
 """Operations of the table that open or name a handle: they neither read nor write state
 (the checks reopen and open handles themselves)."""
 
-_ALIASES: Final = {"another transition": "transition"}
+_ALIASES: Final = {"another transition": "transition", "transition acquire": "transition"}
 
 
 def unpaired(reads: tuple[tuple[Capability, str, Read], ...] = READS,
