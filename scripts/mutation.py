@@ -103,6 +103,14 @@ DEFAULT_MODULES = (
 ``convledger/projections/operations.py`` with ``--store convledger.sqlite:new_file_store`` (the
 SQL stores' catch-up); ``convledger/limits.py`` is not run yet."""
 DEFAULT_STORE = "convledger.memory:MemoryStore"
+PACKAGES: dict[str, tuple[str, str]] = {
+    "runtime": ("convledger/runtime", "convledger.memory:MemoryStore"),
+    "sqlite": ("convledger/sqlite", "convledger.sqlite:new_file_store"),
+    "postgres": ("convledger/postgres", "convledger.postgres:new_schema_store"),
+}
+"""``--package NAME``: every module of a package of the reference, and the store whose
+checks reach it (the runtime rules through MemoryStore; PostgreSQL needs
+``CONVLEDGER_PG_DSN``). Issue 37 extended the runs to these three packages."""
 DEFAULT_TRIAGE = ROOT / "scripts" / "mutation_triage.toml"
 KILLED, SURVIVED, TIMEOUT, EQUIVALENT = "killed", "survived", "timeout", "equivalent"
 STATUSES = (KILLED, SURVIVED, TIMEOUT, EQUIVALENT)
@@ -838,9 +846,27 @@ def render_markdown(
     return "\n".join(lines) + "\n"
 
 
+def package_modules(name: str) -> list[str]:
+    """Every module of reference package ``name`` (paths under reference/), sorted."""
+    folder = PACKAGES[name][0]
+    return sorted(str(path.relative_to(REFERENCE)) for path in (REFERENCE / folder).glob("*.py")
+                  if path.name != "__init__.py")
+
+
+def sampled(mutants: list[Mutant], count: int) -> list[Mutant]:
+    """``count`` mutants spread evenly over ``mutants`` (every k-th, the first included)."""
+    if count <= 0 or count >= len(mutants):
+        return mutants
+    step = len(mutants) / count
+    return [mutants[int(index * step)] for index in range(count)]
+
+
 def parent(args: argparse.Namespace) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
+    if args.package:
+        args.modules = package_modules(args.package)
+        args.store = PACKAGES[args.package][1]
     mutants = [mutant for module in args.modules for mutant in mutants_of(module)]
     if args.operators:
         mutants = [m for m in mutants if m.operator in args.operators]
@@ -853,6 +879,7 @@ def parent(args: argparse.Namespace) -> int:
         mutants = [m for m in mutants if m.ident in args.only]
     if args.limit:
         mutants = mutants[: args.limit]
+    mutants = sampled(mutants, args.sample)
     cover = coverage(args.modules, args.store, args.profile, out, args.nice, args.checks)
     sources = {module: _digest((REFERENCE / module).read_text("utf-8")) for module in args.modules}
     results = out / "results.jsonl"
@@ -970,6 +997,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--operators", nargs="+", choices=OPERATORS, help="only these mutation operators"
     )
     parser.add_argument("--limit", type=int, default=0, help="run only the first N mutants")
+    parser.add_argument(
+        "--package",
+        choices=sorted(PACKAGES),
+        help="mutate every module of this reference package, against the store that reaches "
+        "it (replaces --modules and --store)",
+    )
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        help="run N mutants spread evenly over the list (every k-th), for a score on a "
+        "sample when the whole run is too long",
+    )
     parser.add_argument(
         "--only", nargs="+", metavar="IDENT", help="run only these mutants (as --list names them)"
     )

@@ -36,7 +36,7 @@ def node() -> Iterator[WireStoreFactory]:
 def test_node_server_passes_the_ledger_core_chapters(node: WireStoreFactory) -> None:
     """At smoke every ledger-core requirement passes; only persistence and multi_process are n/a.
 
-    LED-015 is capability persistence's, LED-016 .. LED-019 multi_process's;
+    LED-015 is capability persistence's, LED-016 .. LED-019 and LED-021 multi_process's;
     the Node server declares neither.
     """
     report = run_suite(node, profile="smoke", derandomize=True)
@@ -45,7 +45,7 @@ def test_node_server_passes_the_ledger_core_chapters(node: WireStoreFactory) -> 
     }
     assert not [r.id for r in report.requirements if r.status == FAILED], report.render()
     core = {i: s for i, s in statuses.items() if i.startswith(CORE)}
-    absent = {"LED-015", "LED-016", "LED-017", "LED-018", "LED-019"}
+    absent = {"LED-015", "LED-016", "LED-017", "LED-018", "LED-019", "LED-021"}
     assert {i for i, s in core.items() if s != "passed"} == absent
     assert {core[i] for i in absent} == {"not_applicable"}
     assert report.capabilities == frozenset({Capability.LEDGER})

@@ -173,9 +173,11 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.projections.checks_positions",
     "convledger_conformance.projections.checks_archives",
     "convledger_conformance.facts.checks_provider",
+    "convledger_conformance.ledger.checks_claims",
     "convledger_conformance.runtime.checks_transitions",
     "convledger_conformance.runtime.checks_reads",
     "convledger_conformance.runtime.checks_rare_transitions",
+    "convledger_conformance.runtime.checks_pairs",
     "convledger_conformance.runtime.checks_replay",
     "convledger_conformance.runtime.checks_purge",
     "convledger_conformance.runtime.checks_positions",
@@ -200,6 +202,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.wire.checks_callbacks",
     "convledger_conformance.hostile.checks",
     "convledger_conformance.hostile.boundaries",
+    "convledger_conformance.hostile.checks_edges",
     "convledger_conformance.faults.checks",
 )
 """Every module that registers checks, in the order :func:`load_checks` imports them.

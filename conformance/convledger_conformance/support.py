@@ -20,6 +20,7 @@ from convledger.canonical import JsonValue
 from convledger.envelope import EventDraft
 from convledger.errors import LedgerError
 from convledger.store import LedgerStore
+from convledger_conformance.differences import first_difference
 from convledger_conformance.ledger.model import (
     LedgerModel,
     Refusal,
@@ -134,19 +135,23 @@ def refused(
         result = call()
     except LedgerError as error:
         if error.kind != kind:
-            fail(ids, f"{what}: refused as {error.kind!r}, expected {kind!r} ({error!r})")
+            fail(ids, f"{what}: expected a refusal of kind {kind!r}, got {error.kind!r} "
+                      f"({error!r})")
         caught = error
     except HelperBroken:
         raise
     except Exception as error:
         raise CheckFailure(
             (ids,) if isinstance(ids, str) else tuple(ids),
-            f"{what}: raised {error!r}, expected a ledger error of kind {kind!r}",
+            f"{what}: expected a ledger error of kind {kind!r}, got {error!r}",
         ) from error
     else:
-        fail(ids, f"{what}: accepted ({result!r}), expected a refusal of kind {kind!r}")
-    if store is not None and state_digest(store, touched) != before:
-        fail(unchanged or ids, f"{what}: the refusal changed the ledger")
+        fail(ids, f"{what}: expected a refusal of kind {kind!r}, got it accepted "
+                  f"({result!r:.300})")
+    if store is not None:
+        changed = first_difference(before, state_digest(store, touched))
+        if changed is not None:
+            fail(unchanged or ids, f"{what}: the refusal changed the ledger at {changed}")
     return caught
 
 
@@ -158,7 +163,8 @@ def accepted(call: Callable[[], T], ids: str | Sequence[str], what: str) -> T:
         raise
     except Exception as error:
         raise CheckFailure(
-            (ids,) if isinstance(ids, str) else tuple(ids), f"{what}: refused with {error!r}"
+            (ids,) if isinstance(ids, str) else tuple(ids),
+            f"{what}: expected it accepted, got refused with {error!r}",
         ) from error
 
 

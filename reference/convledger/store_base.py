@@ -99,6 +99,8 @@ class StoreBase(abc.ABC):
 
         :meth:`_append` receives the drafts with detached payloads (see
         :func:`convledger.batch._detached`): plain decoded JSON that no caller holds (LED-014).
+        A payload is data: nothing it asserts (the ``sha256`` of a ``provider/message``,
+        PRV-021) keys anything the store shares between events or conversations (LED-022).
         """
         # TRN-108 and the order of refusals (ERR-010) are validated_batch's, shared by every path.
         batch = validated_batch(self._registry, conversation_id, drafts, expected_head)

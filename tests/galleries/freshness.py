@@ -87,6 +87,19 @@ class CachesRunsPerHandle(_CachesPerHandle):
                                                                                run_id))
 
 
+class CachesSpillsPerHandle(_CachesPerHandle):
+    """LED-019, SPL-021: get_spill keeps the bytes it has read in the handle and serves them
+    again after another handle deleted or purged the object (issue 37)."""
+
+    def get_spill(self, conversation_id: str, reference: str, *, authorize: Any) -> Any:
+        key = ("spill", conversation_id, reference)
+        if key in self._kept:
+            return self._kept[key]
+        found = super().get_spill(conversation_id, reference, authorize=authorize)
+        self._kept[key] = found  # only what was found is kept: a missing one is read again
+        return found
+
+
 class _CachesPerProcess(SqliteStore):
     """Keeps the answers of one read in the class, for every handle of this process; every
     write transaction of this process, through any handle, empties it."""
@@ -163,7 +176,7 @@ PER_HANDLE: tuple[BrokenStore, ...] = tuple(
     broken("freshness", cls, "LED-019", factory=files_of(cls),
            checks=("every_read_fresh_across_handles",))
     for cls in (CachesSnapshotsPerHandle, CachesCheckpointsPerHandle, CachesSearchesPerHandle,
-                CachesRunsPerHandle)
+                CachesRunsPerHandle, CachesSpillsPerHandle)
 )
 """Killed by the check across handles of one process."""
 PER_PROCESS: tuple[BrokenStore, ...] = tuple(

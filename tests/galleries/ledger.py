@@ -24,6 +24,7 @@ from convledger.errors import (
     ConflictError,
     DuplicateError,
     InvalidInputError,
+    LedgerError,
     ReplayRefusedError,
 )
 from convledger.memory import MemoryStore
@@ -225,6 +226,48 @@ class SharesPayloads(MemoryStore):
         return [self._shared.get(e.event_id, e) for e in super()._snapshot_events(conversation_id)]
 
 
+class DedupesBodiesByClaimedHash(MemoryStore):
+    """PRV-021: keeps one provider/message body per claimed sha256, for the whole store, and
+    writes the body it first kept for a hash in place of a later one (a content-addressed
+    body table trusting the producer's hash, LED-022, LED-014; issue 37)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._bodies: dict[object, object] = {}
+
+    def append(
+        self,
+        conversation_id: str,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_head: int | None = None,
+    ) -> tuple[Envelope, ...]:
+        kept = []
+        for draft in drafts:
+            payload = draft.payload if isinstance(draft, EventDraft) else None
+            if isinstance(payload, dict) and draft.kind == "provider/message":
+                claimed = payload.get("sha256")
+                body = self._bodies.setdefault(claimed, payload.get("message"))
+                draft = attrs.evolve(draft, payload={**payload, "message": body})
+            kept.append(draft)
+        return super().append(conversation_id, kept, expected_head=expected_head)
+
+
+class ReservesIdsOfRefusedImport(MemoryStore):
+    """ARC-013: reserves each eventId of an archive as its import checks it, and keeps the
+    reservations when a later event or the conversation refuses the import (issue 37)."""
+
+    def _import(self, archive: Archive) -> None:
+        try:
+            super()._import(archive)
+        except LedgerError:
+            for envelope in archive.events:  # reserved one by one, never released
+                if envelope.event_id in self._event_ids:
+                    break
+                self._event_ids.add(envelope.event_id)
+            raise
+
+
 class AppendsIgnorableUnknownKinds(MemoryStore):
     """KND-002: lets producers append an unregistered kind when the draft is ignorable."""
 
@@ -399,6 +442,9 @@ class RefusesNothingUndeclared(MemoryStore):
 
 BROKEN: tuple[BrokenStore, ...] = (
     broken("ledger", EventIdsUniquePerConversation, "LED-003"),
+    broken("ledger", DedupesBodiesByClaimedHash, "PRV-021", "LED-022"),
+    broken("ledger", ReservesIdsOfRefusedImport, "ARC-013",
+           checks=("refused_import_frees_its_event_ids",)),
     broken("ledger", SeqReservedBeforeChecks, "LED-004"),
     broken("ledger", AcceptsIgnorableFalse, "ENV-010"),
     broken("ledger", ImportsIntoOccupiedLog, "ARC-009"),

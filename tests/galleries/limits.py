@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
+
+from convledger.batch import validated_batch
 from convledger.envelope import Envelope, EventDraft
 from convledger.memory import MemoryStore
 from convledger.store import Page
@@ -31,6 +34,33 @@ class AcceptsOversizedIds(MemoryStore):
         return super().append(conversation_id, drafts, expected_head=expected_head)
 
 
+class CountsIdentifierCharacters(MemoryStore):
+    """LIM-001: bounds the conversationId and eventIds of an append by 1024 characters, not
+    UTF-8 bytes, so 513 two-byte characters pass (issue 37)."""
+
+    def append(
+        self,
+        conversation_id: str,
+        drafts: Sequence[EventDraft],
+        *,
+        expected_head: int | None = None,
+    ) -> tuple[Envelope, ...]:
+        stand_ins: dict[str, str] = {}
+
+        def short(value: object) -> object:
+            if isinstance(value, str) and len(value) <= 1024 < len(value.encode("utf-8")):
+                return stand_ins.setdefault(value, f"stand-in-{len(stand_ins)}")
+            return value
+
+        listed = [attrs.evolve(d, event_id=short(d.event_id)) if isinstance(d, EventDraft)
+                  else d for d in drafts]
+        checked = validated_batch(self._registry, short(conversation_id), listed, expected_head)
+        back = {stand: value for value, stand in stand_ins.items()}
+        batch = tuple(attrs.evolve(d, event_id=back.get(d.event_id, d.event_id))
+                      for d in checked)
+        return self._append(conversation_id, batch, expected_head)
+
+
 class FailsOnHugeLimits(MemoryStore):
     """LIM-007: a read limit beyond 64 bits reaches a driver that raises an untyped error."""
 
@@ -49,5 +79,7 @@ class FailsOnHugeLimits(MemoryStore):
 
 BROKEN: tuple[BrokenStore, ...] = (
     broken("limits", AcceptsOversizedIds, "LIM-001"),
+    broken("limits", CountsIdentifierCharacters, "LIM-001",
+           checks=("identifiers_at_the_byte_limit",)),
     broken("limits", FailsOnHugeLimits, "LIM-007"),
 )

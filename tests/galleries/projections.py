@@ -129,8 +129,33 @@ def _stored(checkpoint: Checkpoint) -> tuple[int, int, bytes]:
     return checkpoint.version, checkpoint.upto_seq, codec.encode(checkpoint.state)
 
 
+class StatusHeadAtLastCatchUp(MemoryStore):
+    """PRJ-014: projection_status reports the head as it stood at the projection's last
+    catch-up, kept beside the checkpoint, not the head as it is (issue 37)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._heads: dict[tuple[str, str], int] = {}
+
+    def _catch_up(
+        self, conversation_id: str, definition: ProjectionDefinition, max_events: int
+    ) -> Checkpoint:
+        checkpoint = super()._catch_up(conversation_id, definition, max_events)
+        self._heads[(conversation_id, definition.name)] = len(
+            self._ledgers.get(conversation_id, []))
+        return checkpoint
+
+    def _projection_status(
+        self, conversation_id: str, name: str
+    ) -> tuple[Checkpoint | None, int]:
+        checkpoint, head = super()._projection_status(conversation_id, name)
+        return checkpoint, self._heads.get((conversation_id, name), head)
+
+
 BROKEN: tuple[BrokenStore, ...] = (
     broken("projections", CheckpointRunsAhead, "PRJ-012"),
+    broken("projections", StatusHeadAtLastCatchUp, "PRJ-014",
+           checks=("status_right_after_append",)),
     broken("projections", SkipsUnknownKinds, "PRJ-031"),
     broken("projections", BlindUpsert, "PRJ-013"),
     broken("projections", VersionKeepsOldState, "PRJ-020"),

@@ -125,6 +125,51 @@ class AcquiresOutOfCausalOrder(MemoryStore):
         return transit(self, conversation_id, transition, draft, decide_with=_acquire_any_queued)
 
 
+def _joining_requeued(
+    view: RuntimeView, conversation_id: str, step: Transition, at: str
+) -> Decision:
+    """The rules, except that an accept takes a requeued run (fencingToken > 0) for one never
+    acquired: the run is shown with token 0, and the token is put back in what is written."""
+    active = view.active_runs() if isinstance(step, Accept) else ()
+    latest = active[-1] if active else None
+    if (latest is None or latest.state is not RunState.QUEUED or latest.owner is not None
+            or latest.fencing_token == 0 or not isinstance(view, RuntimeState)):
+        return decide(view, conversation_id, step, at)
+    masked = view.copy()
+    masked.runs[latest.run_id] = attrs.evolve(latest, fencing_token=0)
+    decision = decide(masked, conversation_id, step, at)
+
+    def restored(record: object) -> object:
+        if isinstance(record, Run) and record.run_id == latest.run_id:
+            return attrs.evolve(record, fencing_token=latest.fencing_token)
+        return record
+
+    run = decision.run if decision.run is None else restored(decision.run)
+    writes = tuple(restored(record) for record in decision.writes)
+    return attrs.evolve(decision, run=run, writes=writes)  # type: ignore[arg-type]
+
+
+class AcceptJoinsRequeuedRun(MemoryStore):
+    """TRN-023: an input accepted right after a run was acquired and then requeued joins that
+    run, as if it had never been acquired (issue 37)."""
+
+    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft) -> Outcome:
+        return transit(self, conversation_id, transition, draft, decide_with=_joining_requeued)
+
+
+class ForeignEventIdAnsweredDuplicate(MemoryStore):
+    """TRN-008: a transition whose eventId is stored in another conversation answers the
+    duplicate outcome (as if it were done already) instead of the refusal (issue 37)."""
+
+    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft) -> Outcome:
+        mine = {e.event_id for e in self._ledgers.get(conversation_id, [])}
+        if draft.event_id in self._event_ids and draft.event_id not in mine:
+            state = self._runtime.get(conversation_id)
+            head = None if state is None else state.head()
+            return Outcome(Status.DUPLICATE, 0 if head is None else head.version)
+        return super()._transit(conversation_id, transition, draft)
+
+
 class DuplicateAnswersProposedIds(MemoryStore):
     """TRN-021: a repeated idempotency key answers with the ids of the repeat, not the original."""
 
@@ -367,6 +412,9 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("runtime", IgnoresFencingToken, "TRN-040"),
     broken("runtime", AcquiresOutOfCausalOrder, "TRN-031"),
     broken("runtime", DuplicateAnswersProposedIds, "TRN-021"),
+    broken("runtime", AcceptJoinsRequeuedRun, "TRN-023", checks=("transitions_in_every_order",)),
+    broken("runtime", ForeignEventIdAnsweredDuplicate, "TRN-008",
+           checks=("transition_event_id_stored_elsewhere",)),
     broken("runtime", AbsorptionWritesOneRun, "TRN-065"),
     broken("runtime", ActiveRunsByRunId, "TRN-081"),
     broken("runtime", RecoveryInLocaleOrder, "TRN-083"),

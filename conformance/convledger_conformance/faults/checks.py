@@ -17,6 +17,7 @@ from convledger.errors import LedgerError
 from convledger.sqlite.faults import planned
 from convledger.sqlite.fixtures import file_digest, v1_table_rows, write_v1_database
 from convledger.store import Capability, LedgerStore
+from convledger_conformance.differences import first_difference
 from convledger_conformance.faults.digest import digest
 from convledger_conformance.faults.plans import KINDS, CountingPlan, FailingPlan, rounds
 from convledger_conformance.faults.scenarios import IDS, SCENARIOS, Scenario, Sweep, sweep
@@ -108,9 +109,10 @@ def migration_sweep(ctx: CheckContext) -> Sweep:
                 fail("FLT-002", f"migrating: round {n} never reached its injected point")
             store = opener(path, **_deterministic())
             try:
-                if digest(store, CONVERSATIONS) != expected:
+                changed = first_difference(expected, digest(store, CONVERSATIONS))
+                if changed is not None:
                     fail("FLT-006", f"migrating after {fault.value} at point {n}: the store "
-                                    "differs from one migrated without a fault")
+                                    f"differs from one migrated without a fault at {changed}")
             finally:
                 store.close()
         return Sweep("migration", points, refused, absorbed)

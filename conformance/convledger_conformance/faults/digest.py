@@ -44,16 +44,20 @@ def digest(store: LedgerStore, conversations: Iterable[str]) -> tuple[object, ..
     declared = store.capabilities
     parts: list[object] = []
     for cid in conversations:
-        parts += [cid, _seen(partial(store.head, cid)), _seen(partial(_events, store, cid))]
+        # each part labelled, so that first_difference names the conversation and the part
+        parts += [(f"{cid!r} head", _seen(partial(store.head, cid))),
+                  (f"{cid!r} events", _seen(partial(_events, store, cid)))]
         if Capability.SPILLS in declared:
-            parts.append(_seen(partial(require(store, Capability.SPILLS).export_bundle, cid)))
+            parts.append((f"{cid!r} bundle", _seen(partial(
+                require(store, Capability.SPILLS).export_bundle, cid))))
         else:
-            parts.append(_seen(partial(store.export_conversation, cid)))
+            parts.append((f"{cid!r} export", _seen(partial(store.export_conversation, cid))))
         if Capability.TRANSITIONS in declared:
             runs = require(store, Capability.TRANSITIONS)
-            parts.append(_seen(partial(runs.load_snapshot, cid)))
-            parts.append(_seen(partial(runs.list_active_runs, cid)))
+            parts.append((f"{cid!r} snapshot", _seen(partial(runs.load_snapshot, cid))))
+            parts.append((f"{cid!r} active runs", _seen(partial(runs.list_active_runs, cid))))
         if Capability.PROJECTIONS in declared:
             folds = require(store, Capability.PROJECTIONS)
-            parts.append(_seen(partial(folds.load_checkpoint, cid, PROJECTION.name)))
+            parts.append((f"{cid!r} checkpoint",
+                          _seen(partial(folds.load_checkpoint, cid, PROJECTION.name))))
     return tuple(parts)

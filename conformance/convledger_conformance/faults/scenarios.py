@@ -25,6 +25,7 @@ from convledger.errors import LedgerError
 from convledger.interface import require
 from convledger.runtime.transitions import Accept, Acquire, Fence, Terminal
 from convledger.store import Capability, LedgerStore
+from convledger_conformance.differences import first_difference
 from convledger_conformance.faults.digest import PROJECTION, digest
 from convledger_conformance.faults.plans import (
     KINDS,
@@ -256,10 +257,11 @@ def sweep(
                             f"counting run {points}: the injected point was never reached")
         if outcome == "refused":
             refused += 1
-            if _state(store, touched, earlier) != before:
+            changed = first_difference(before, _state(store, touched, earlier))
+            if changed is not None:
                 fail("FLT-004", f"{what}: {fault.value} at point {n} of {points} "
                                 f"({plan.failed.kind}: {plan.failed.statement[:60]!r}) was "
-                                "refused but left the store changed")
+                                f"refused but left the store changed at {changed}")
             try:
                 operation()
             except LedgerError as error:
@@ -267,9 +269,11 @@ def sweep(
                                 f"refused: {error!r}")
         else:
             absorbed += 1
-        if _normal(digest(store, touched), tag) != expected:
+        state = _normal(digest(store, touched), tag)
+        if state != expected:
             ids = "FLT-005" if outcome == "refused" else "FLT-004"
             fail(ids, f"{what}: after {fault.value} at point {n} and the "
                       f"{'retry' if outcome == 'refused' else 'absorbing store'}, the state "
-                      "differs from that of one run without a fault")
+                      f"differs from that of one run without a fault: "
+                      f"{first_difference(expected, state)}")
     return Sweep(what, points, refused, absorbed)

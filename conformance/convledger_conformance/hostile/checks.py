@@ -22,6 +22,7 @@ from convledger import canonical
 from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
 from convledger.store import Capability, LedgerStore
+from convledger_conformance.differences import first_difference
 from convledger_conformance.hostile.corpus import CONVERSATION, PROJECTION, RUN, SPILL, Case
 from convledger_conformance.hostile.operations import RUNTIME, corpus, prepare
 from convledger_conformance.ledger.model import read_whole, state_digest
@@ -65,16 +66,19 @@ def digest(store: LedgerStore) -> tuple[object, ...]:
     """Everything of the prepared conversations a later call can observe (ERR-004, LIM-011)."""
     declared = store.capabilities
     s: Any = store
-    parts: list[object] = [state_digest(store, [CONVERSATION, RUNTIME]),
-                           store.export_conversation(CONVERSATION)]
+    # each part labelled, so that first_difference names the part that changed
+    parts: list[object] = [("ledger", state_digest(store, [CONVERSATION, RUNTIME])),
+                           ("export", store.export_conversation(CONVERSATION))]
     if Capability.TRANSITIONS in declared:
-        parts += [s.load_run(RUNTIME, RUN), s.list_active_runs(RUNTIME),
-                  s.load_snapshot(RUNTIME), s.scan_recoverable()]
+        parts += [("load_run", s.load_run(RUNTIME, RUN)),
+                  ("list_active_runs", s.list_active_runs(RUNTIME)),
+                  ("load_snapshot", s.load_snapshot(RUNTIME)),
+                  ("scan_recoverable", s.scan_recoverable())]
     if Capability.SPILLS in declared:
-        parts.append(s.get_spill(CONVERSATION, SPILL, authorize=lambda _: True))
+        parts.append(("get_spill", s.get_spill(CONVERSATION, SPILL, authorize=lambda _: True)))
     if Capability.PROJECTIONS in declared:
-        parts += [s.load_checkpoint(CONVERSATION, PROJECTION),
-                  s.projection_status(CONVERSATION, PROJECTION)]
+        parts += [("load_checkpoint", s.load_checkpoint(CONVERSATION, PROJECTION)),
+                  ("projection_status", s.projection_status(CONVERSATION, PROJECTION))]
     return tuple(parts)
 
 
@@ -118,9 +122,11 @@ def run_corpus(store: LedgerStore, profile: str) -> Tally:
             # what this case changed is its own failure: later cases are judged by outcome only
             # (the digest of a store holding oversized values would cost more than the corpus)
             before = None
-        elif before is not None and digest(store) != before:
-            failures.append((case, "the store changed (ERR-004)"))
-            break
+        elif before is not None:
+            changed = first_difference(before, digest(store))
+            if changed is not None:
+                failures.append((case, f"the store changed (ERR-004) at {changed}"))
+                break
     return Tally(dict(Counter(case.operation for case in cases)), dict(outcomes), tuple(failures))
 
 

@@ -16,6 +16,7 @@ import convledger_conformance
 from convledger import canonical
 from convledger.errors import ERROR_KINDS, ConflictError, LedgerError
 from convledger.store import Capability, LedgerStore
+from convledger_conformance.differences import first_difference
 from convledger_conformance.ledger import strategies as gen
 from convledger_conformance.ledger import strategies_archive as arc
 from convledger_conformance.ledger.model import state_digest
@@ -191,8 +192,9 @@ def check_refusals_change_nothing(ctx: CheckContext) -> None:
                 pass
             else:
                 continue  # ERR-001 fails a store that accepts these
-            if state_digest(store, everything) != before:
-                fail("ERR-004", f"the refusal of {scenario.name} changed the ledger")
+            changed = first_difference(before, state_digest(store, everything))
+            if changed is not None:
+                fail("ERR-004", f"the refusal of {scenario.name} changed the ledger at {changed}")
         placed = accepted(partial(store.append, "x", [draft("n")]), "ERR-004",
                           "append of an eventId only refused calls carried")
         if placed[0].seq != 1:

@@ -1,9 +1,12 @@
 """Freshness of every read across handles, processes and reopen (LED-019, issue 20).
 
 :mod:`.checks_handles` checks ``head``, ``read`` and ``export`` across handles
-and processes. These checks cover every other read a store declares (runtime
-reads, checkpoints, spills, search; the reads and writes are in
-:mod:`.freshness_support`) the same way. An observer reads everything first
+and processes. These checks cover every read operation of the capability table that a
+store declares (runtime reads, checkpoints, spills and bundles, search, fact
+rows, exports) right after every write operation it declares (append,
+transition, catch-up, put, delete, import of archives and bundles, fact rows,
+purge); the pairs come from :mod:`.freshness_support`, whose tables are keyed
+by the capability table's operations (issue 37). An observer reads everything first
 (so a cache is primed), a writer elsewhere writes, and the observer, which
 never writes itself, must at once answer exactly what the writer answers:
 
@@ -37,7 +40,7 @@ from convledger_conformance.ledger.handles_support import Worker, second_handles
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.support import accepted, fail, fresh_store
 
-IDS: Final = ("LED-019",)
+IDS: Final = ("LED-019", "LED-021")
 OPTIONAL: Final = (Capability.TRANSITIONS, Capability.PROJECTIONS, Capability.SPILLS,
                    Capability.SEARCH, Capability.PERSISTENCE)
 

@@ -16,6 +16,7 @@ from hypothesis.stateful import precondition, rule
 from convledger.errors import LedgerError, NotSupportedError
 from convledger.interface import require, unchecked
 from convledger.store import Capability
+from convledger_conformance.differences import first_difference
 from convledger_conformance.ledger.machine_core import CONVERSATIONS, LedgerMachineCore
 from convledger_conformance.ledger.machine_operations import OPTIONAL_OPERATIONS
 from convledger_conformance.ledger.machine_verdicts import fail
@@ -71,5 +72,6 @@ class LedgerCapabilityRules(LedgerMachineCore):
             fail(("CAP-002",), f"reopen raised {error!r}, not not_supported")
         else:
             fail(("CAP-002",), "reopen succeeded on a store that does not declare persistence")
-        if state_digest(self.store, self.known) != before:
-            fail(("CAP-002", "ERR-004"), "a refused reopen changed the ledger")
+        changed = first_difference(before, state_digest(self.store, self.known))
+        if changed is not None:
+            fail(("CAP-002", "ERR-004"), f"a refused reopen changed the ledger at {changed}")

@@ -334,13 +334,18 @@ def helper_head(store: LedgerStore, conversation_id: str) -> int:
 def state_digest(store: LedgerStore, conversation_ids: Iterable[str]) -> tuple[object, ...]:
     """What a later call can observe of these conversations: heads and canonical envelopes.
 
-    ERR-004 is checked by comparing the digest before and after a refused call.
+    ERR-004 is checked by comparing the digest before and after a refused call. Each part is
+    labelled (conversation, head, each event by its place) so that
+    :func:`convledger_conformance.differences.first_difference` names where two differ.
     """
     return tuple(
         (
-            conversation_id,
-            helper_head(store, conversation_id),
-            tuple(envelope_bytes(e) for e in read_whole(store, conversation_id)),
+            f"conversation {conversation_id!r}",
+            (
+                ("head", helper_head(store, conversation_id)),
+                ("events", tuple((f"event #{number}", envelope_bytes(e)) for number, e
+                                 in enumerate(read_whole(store, conversation_id), start=1))),
+            ),
         )
         for conversation_id in sorted(set(conversation_ids))
     )

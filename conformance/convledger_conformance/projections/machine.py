@@ -97,7 +97,10 @@ def build_projection_machine(factory: StoreFactory) -> type[RuleBasedStateMachin
                 if stored is None:
                     continue
                 if status.upto_seq != stored.upto_seq or status.head != head:
-                    raise CheckFailure(("PRJ-014",), f"status {status!r} is not the truth")
+                    raise CheckFailure(("PRJ-014",), (
+                        f"projection_status of {name!r}: expected uptoSeq {stored.upto_seq} "
+                        f"(the checkpoint) and head {head} (the ledger), got uptoSeq "
+                        f"{status.upto_seq} and head {status.head}"))
                 if stored.upto_seq > head:
                     raise CheckFailure(("PRJ-013",), f"{name} claims seq {stored.upto_seq}")
                 definition = counting(name, stored.version)

@@ -273,8 +273,9 @@ class PostgresStore(TransitionsBase, PurgeBase, PostgresCompanions, FaultSeam):
         )
 
     def _head(self, conversation_id: str) -> int:
-        # LED-019: every read asks the server; no handle keeps a cache. DUR-014: the head is the
-        # last stored event's seq, so it commits with the events and a kill cannot part them.
+        # LED-019, LED-021: every read asks the server; no handle keeps a cache. DUR-014: the
+        # head is the last stored event's seq, so it commits with the events and a kill cannot
+        # part them.
         return self._single("head", lambda connection: rows.head_of(connection, conversation_id))
 
     def _snapshot_events(self, conversation_id: str) -> Sequence[Envelope]:

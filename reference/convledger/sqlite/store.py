@@ -284,8 +284,9 @@ class SqliteStore(TransitionsBase, PurgeBase, SqliteCompanions, FaultSeam):
             return rows.read_window(connection, conversation_id, from_seq, upper, limit)
 
     def _head(self, conversation_id: str) -> int:
-        # LED-019: every read asks the database; no handle keeps a cache. DUR-014: the head is the
-        # last stored event's seq, so it commits with the events and a kill cannot part them.
+        # LED-019, LED-021: every read asks the database; no handle keeps a cache. DUR-014: the
+        # head is the last stored event's seq, so it commits with the events and a kill cannot
+        # part them.
         with self._gate("head") as connection, driver_boundary("head"):
             return rows.head_of(connection, conversation_id)
 
