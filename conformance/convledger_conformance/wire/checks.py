@@ -193,16 +193,18 @@ def check_wire_unknown_request(ctx: CheckContext) -> None:
 def check_wire_client_failures(ctx: CheckContext) -> None:
     """WIR-009: a server that hangs, exits or babbles is a WireError, never a store refusal."""
     python = sys.executable
+    # Only the hanging server waits for the timeout; the others end or babble on their own,
+    # so they get a long one: a loaded machine may take more than a second to start Python.
     servers = {
-        "hangs": ([python, "-c", "import time; time.sleep(60)"], WireTimeoutError),
+        "hangs": ([python, "-c", "import time; time.sleep(60)"], WireTimeoutError, 0.5),
         "exits": ([python, "-c", "import sys; sys.stdin.buffer.read(4); sys.exit(3)"],
-                  ServerExitedError),
+                  ServerExitedError, 30.0),
         "babbles": ([python, "-c", "import sys; sys.stdout.write('hello\\n'); sys.stdout.flush();"
-                     " sys.stdin.read()"], WireError),
-        "is missing": (["/nonexistent/convledger-wire-server"], ServerExitedError),
+                     " sys.stdin.read()"], WireError, 30.0),
+        "is missing": (["/nonexistent/convledger-wire-server"], ServerExitedError, 30.0),
     }
-    for name, (argv, expected) in servers.items():
-        factory = WireStoreFactory(argv, timeout=0.5)
+    for name, (argv, expected, timeout) in servers.items():
+        factory = WireStoreFactory(argv, timeout=timeout)
         try:
             factory()
         except expected:
