@@ -21,9 +21,10 @@ const SPEC_VERSION = '0.1';
 const MAX_FRAME = 256 * 1024 * 1024;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const MAX_BATCH = 10000;
+const DRAFT_MEMBERS = ['eventId', 'kind', 'occurredAt', 'payload', 'schemaVersion', 'ignorable'];
 const MAX_LIMIT = 10000;
 const DEFAULT_LIMIT = 1000;
-const MAX_NESTING = 512;
+const MAX_NESTING = 300; // WIR-048: the frame's map is level 1, no item deeper than 300
 // Chapter LIM (spec/limits.json): the limits of every input.
 const MAX_ID_BYTES = 1024; // LIM-001
 const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024; // LIM-004
@@ -75,7 +76,7 @@ function decodeFrame(body) {
     if (pos + n > body.length) throw new FrameError('the frame ends inside a CBOR item');
   };
   const item = (depth) => {
-    if (depth > MAX_NESTING) throw new FrameError('the frame nests too deep');
+    if (depth >= MAX_NESTING) throw new FrameError('the frame nests deeper than 300 levels (WIR-048)');
     need(1);
     const initial = body[pos++];
     const major = initial >> 5;
@@ -124,8 +125,8 @@ function decodeFrame(body) {
         need(1);
         if (body[pos] >> 5 !== 2) throw new FrameError('a bignum tag without a byte string');
         const bytes = item(depth + 1);
-        let magnitude = 0n;
-        for (const byte of bytes) magnitude = (magnitude << 8n) | BigInt(byte);
+        // linear in the bignum's length (a 10^5-digit integer, WIR-049), not a shift per byte
+        const magnitude = bytes.length ? BigInt('0x' + bytes.toString('hex')) : 0n;
         return integer(arg === 2 ? magnitude : -1n - magnitude);
       }
       default:
@@ -411,6 +412,8 @@ class MemoryStore {
     if (drafts.length < 1 || drafts.length > MAX_BATCH) throw invalid(`an append carries 1 to ${MAX_BATCH} drafts`, 'LED-001', 'drafts');
     const batch = drafts.map((draft) => {
       if (typeOf(draft) !== 'object') throw invalid('an element of drafts is not a draft', 'LED-001', 'drafts');
+      // WIR-044: exactly the six members of a draft, none missing, none ignored
+      if (Object.keys(draft).length !== DRAFT_MEMBERS.length || !DRAFT_MEMBERS.every((name) => name in draft)) throw invalid('a draft has exactly eventId, kind, occurredAt, payload, schemaVersion and ignorable', 'WIR-044', 'drafts');
       checkPositive(draft.schemaVersion, 'schemaVersion', 'ENV-003');
       checkText(draft.eventId, 'eventId', 'ENV-004');
       checkText(draft.kind, 'kind', 'ENV-007');
@@ -506,8 +509,10 @@ class MemoryStore {
     } catch (error) {
       throw invalid('the archive is not a JSON document in UTF-8', 'CAN-010');
     }
-    if (typeOf(document) === 'object' && document.format === 'convledger.archive' && 'formatVersion' in document &&
-        document.formatVersion !== 1) {
+    // ARC-018, ERR-011 step 2: an integer other than 1 (written without fraction or exponent) is
+    // another version, whatever `format` says; null, text or 2.0 are refused as invalid_input below.
+    if (typeOf(document) === 'object' && Number.isInteger(document.formatVersion) && document.formatVersion !== 1 &&
+        /"formatVersion":-?[0-9]+[,}]/.test(text)) {
       throw new Refusal('not_supported', 'another archive formatVersion', 'ARC-002', { capability: 'archive' });
     }
     let again;
@@ -518,6 +523,7 @@ class MemoryStore {
     for (const name of Object.keys(document)) if (!members.includes(name)) throw invalid(`unknown member ${name}`, 'ARC-002');
     for (const name of members) if (!(name in document)) throw invalid(`missing member ${name}`, 'ARC-002');
     if (document.format !== 'convledger.archive') throw invalid('another format', 'ARC-002');
+    if (document.formatVersion !== 1 || !/"formatVersion":1[,}]/.test(text)) throw invalid('formatVersion must be the integer 1', 'ARC-018');
     const conversationId = document.conversationId;
     if (typeof conversationId !== 'string' || conversationId.length === 0) throw invalid('a bad conversationId', 'ARC-002');
     const companions = document.companions;
@@ -586,6 +592,8 @@ class Server {
 
   dispatch(op, args) {
     if (op === 'hello') {
+      // WIR-046: protocol is a CBOR integer (1.0 arrives as an IntegralFloat); another integer is another version
+      if (typeof args.protocol !== 'bigint' && typeOf(args.protocol) !== 'integer') throw invalid('hello\'s protocol is an integer', 'WIR-046', 'protocol');
       if (args.protocol !== PROTOCOL) throw new Refusal('not_supported', 'another protocol version', 'WIR-006', { capability: '' });
       this.greeted = true;
       return { protocol: PROTOCOL, spec: SPEC_VERSION, server: 'convledger-node', capabilities: ['ledger'], operations: OPERATIONS };

@@ -161,7 +161,7 @@ class StoreBase(abc.ABC):
         spill metadata needs its bytes: it is imported as a bundle only (SPL-042).
         """
         limits.check_archive(archive, "archive")  # LIM-006, before any decoding
-        decoded = decode_archive(archive, self._registry)
+        decoded = decode_archive(archive, self._registry, self._unjudged_companions())
         if spill_companion.COMPANION in decoded.companions:
             raise InvalidInputError(
                 "an archive with spill objects is imported as a bundle (import_bundle)",
@@ -169,6 +169,16 @@ class StoreBase(abc.ABC):
                 field="companions",
             )
         return self._import_checked(decoded, projections)
+
+    def _unjudged_companions(self) -> frozenset[str]:
+        """ERR-012: the companions whose capability this store does not declare."""
+        return frozenset(
+            name for name, capability in (
+                (COMPANION, Capability.TRANSITIONS),
+                (projection_companion.COMPANION, Capability.PROJECTIONS),
+                (spill_companion.COMPANION, Capability.SPILLS),
+            ) if capability not in self.declared
+        )
 
     def _import_checked(
         self, decoded: Archive, projections: Sequence[ProjectionDefinition]

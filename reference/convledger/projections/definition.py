@@ -15,6 +15,7 @@ from typing import Any, cast
 import attrs
 import jsonschema
 
+from convledger.patterns import EcmaValidator
 from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, check_identifier, check_positive_integer
@@ -166,7 +167,7 @@ def state_validator(schema: object) -> jsonschema.protocols.Validator:
                 requirement="PRJ-002",
                 field="state_schema",
             ) from error
-        found = _VALIDATORS[key] = jsonschema.Draft202012Validator(schema)
+        found = _VALIDATORS[key] = EcmaValidator(schema)  # KND-005's patterns
     return found
 
 

@@ -107,10 +107,18 @@ def drafts_out(drafts: object) -> Any:
     return value_out(drafts)
 
 
+DRAFT_MEMBERS = frozenset(
+    {"eventId", "kind", "occurredAt", "payload", "schemaVersion", "ignorable"}
+)
+"""WIR-012, WIR-044: exactly the members of a draft map."""
+
+
 def draft_in(value: object) -> object:
     """The :class:`EventDraft` a draft map names, unvalidated (the store validates)."""
     if not isinstance(value, dict):
         return value
+    if set(value) != DRAFT_MEMBERS:
+        return None  # WIR-044: not a draft, refused by the store (WIR-012); nothing is ignored
     return EventDraft(
         event_id=value.get("eventId"),  # type: ignore[arg-type]
         kind=value.get("kind"),  # type: ignore[arg-type]

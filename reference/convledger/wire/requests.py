@@ -88,12 +88,16 @@ def _authorize(args: dict[str, Any]) -> Any:
 
 
 def _put_spill(store: EveryOperation, args: dict[str, Any]) -> object:
+    # An absent required member reaches the store as null and is refused there (WIR-049:
+    # never a TypeError of a missing keyword answered as internal).
     metadata = store.put_spill(
         _conversation(args),
         member(args, "data"),
-        **_kwargs(args, ("mediaType", "media_type"), ("operation", "operation"),
-                  ("reference", "reference"), ("eventId", "event_id"),
-                  ("occurredAt", "occurred_at")),
+        media_type=member(args, "mediaType"),
+        operation=member(args, "operation"),
+        reference=member(args, "reference"),
+        event_id=member(args, "eventId"),
+        occurred_at=member(args, "occurredAt"),
     )
     return values.metadata_out(metadata)
 
@@ -108,8 +112,9 @@ def _delete_spill(store: EveryOperation, args: dict[str, Any]) -> object:
     envelope = store.delete_spill(
         _conversation(args),
         member(args, "reference"),
-        **_kwargs(args, ("reason", "reason"), ("eventId", "event_id"),
-                  ("occurredAt", "occurred_at")),
+        event_id=member(args, "eventId"),
+        occurred_at=member(args, "occurredAt"),
+        **_kwargs(args, ("reason", "reason")),
     )
     return values.envelope_out(envelope)
 

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
 import convledger
+from convledger import limits
 from convledger.errors import InvalidInputError, LedgerError, NotSupportedError
 from convledger.interface import unchecked
 from convledger.store_interface import LedgerStore
@@ -155,7 +156,7 @@ class WireServer:
         except LedgerError as error:
             return {"id": ident, "error": values.error_out(error)}
         except Exception as error:  # a bug of the store: never a refusal (WIR-008)
-            return {"id": ident, "error": {"kind": values.INTERNAL, "message": repr(error)}}
+            return {"id": ident, "error": {"kind": values.INTERNAL, "message": _described(error)}}
         return {"id": ident, "ok": value}
 
     def _reverse_caller(self, requests: BinaryIO, send: Send) -> Callable[[object], bool]:
@@ -214,10 +215,10 @@ class WireServer:
         store = self._store(args)
         if op == "reopen":
             reopened = unchecked(store).reopen()
-            self._stores.pop(args["store"], None)
+            self._stores.pop(member(args, "store"), None)
             return self._register(reopened)
         if op == "close":
-            self._stores.pop(args["store"]).close()
+            self._stores.pop(member(args, "store")).close()
             return None
         if op == "capabilities":
             return declared_over_wire(store)
@@ -232,9 +233,15 @@ class WireServer:
 
     def _hello(self, args: dict[str, Any]) -> object:
         offered = member(args, "protocol")
+        if type(offered) is not int:  # WIR-046: 1.0, true, text, null or no protocol at all
+            raise InvalidInputError(
+                f"hello's protocol is an integer, not {limits.shown(offered)}",
+                requirement="WIR-046",
+                field="protocol",
+            )
         if offered != PROTOCOL_VERSION:
-            raise NotSupportedError(
-                f"protocol version {offered!r} is not {PROTOCOL_VERSION}",
+            raise NotSupportedError(  # WIR-049: never the full decimal form of a bignum
+                f"protocol version {limits.shown(offered)} is not {PROTOCOL_VERSION}",
                 requirement="WIR-006",
                 capability="",
             )
@@ -242,7 +249,7 @@ class WireServer:
         probe = self._maker()
         try:
             declared = declared_over_wire(probe)
-            limits = dict(getattr(probe, "declared_limits", {}))
+            raised = dict(getattr(probe, "declared_limits", {}))
         finally:
             probe.close()
         answer: dict[str, Any] = {
@@ -252,8 +259,8 @@ class WireServer:
             "capabilities": declared,
             "operations": sorted(OPERATIONS) + (["openStore"] if self._opener else []),
         }
-        if limits:  # LIM-010: a store that raises a limit says so in hello
-            answer["limits"] = limits
+        if raised:  # LIM-010: a store that raises a limit says so in hello
+            answer["limits"] = raised
         return answer
 
     def _open_location(self, args: dict[str, Any]) -> LedgerStore:
@@ -275,7 +282,9 @@ class WireServer:
     def _store(self, args: dict[str, Any]) -> LedgerStore:
         handle = member(args, "store")
         if not _is_id(handle) or handle not in self._stores:
-            raise InvalidInputError(f"no open store has handle {handle!r}", requirement="WIR-020")
+            raise InvalidInputError(  # WIR-049: a bignum handle is shown by its size
+                f"no open store has handle {limits.shown(handle)}", requirement="WIR-020"
+            )
         return self._stores[handle]
 
     def _close_all(self) -> None:
@@ -307,3 +316,11 @@ def _framed(reply: dict[str, Any]) -> bytes:
     except Exception as error:
         failure = {"kind": values.INTERNAL, "message": f"unencodable result: {error!r}"}
         return encode_frame({"id": reply.get("id"), "error": failure})
+
+
+def _described(error: Exception) -> str:
+    """An internal failure's text; a text that cannot be made (WIR-049) is replaced, not raised."""
+    try:
+        return repr(error)
+    except Exception:
+        return f"{type(error).__name__} (its text could not be formed)"
