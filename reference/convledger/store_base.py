@@ -268,7 +268,7 @@ def companions_of(
 
 
 def _definitions(projections: object) -> dict[str, ProjectionDefinition]:
-    """PRJ-043: the caller's definitions for an import, by name (names unique)."""
+    """PRJ-043, PRJ-055: the caller's definitions for an import, by name (names unique)."""
     if isinstance(projections, (str, bytes)) or not isinstance(projections, Sequence):
         raise InvalidInputError(
             "projections is a sequence of ProjectionDefinition", requirement="PRJ-043",

@@ -24,7 +24,7 @@ from convledger.errors import CanonicalJsonError, InvalidInputError
 Fold = Callable[[JsonValue, Envelope], JsonValue]
 """``fold(state, envelope) -> state``: may change ``state`` in place, must return the new one."""
 
-MAX_NAME_CHARS = 200
+MAX_NAME_CHARS = 200  # PRJ-001, LIM-013: code points (len of a str), never UTF-16 units
 """PRJ-001: the longest projection name, in characters."""
 
 

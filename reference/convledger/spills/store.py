@@ -10,7 +10,7 @@ returns against their sha256 (SPL-022) and encodes and decodes bundles
 ==========================  =====================================================
 hook                        contract
 ==========================  =====================================================
-``_put_spill``              in ONE atomic step: refuse a purged conversation,
+``_put_spill``              in ONE atomic step: refuse a purged conversation (TRN-110),
                             refuse a live reference (``duplicate``), append the
                             ``spill/created`` event (eventId unique) and store
                             the object with its seq

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Final
 
 import convledger
@@ -115,7 +115,7 @@ class WireServer:
     def _loop(self, requests: BinaryIO, send: Send) -> None:
         while True:
             try:
-                request = read_frame(requests)
+                request = self._read(requests)
             except EndOfStream:
                 return
             except FramingLost:
@@ -141,7 +141,7 @@ class WireServer:
         self, request: dict[str, Any], callback: Callable[[object], bool]
     ) -> dict[str, Any]:
         """The reply to one decoded request frame (WIR-005 .. WIR-008, WIR-030)."""
-        ident = request.get("id")
+        ident = request.get("id")  # WIR-045: members besides id, op and args are ignored
         op = request.get("op")
         args = request.get("args", {})
         if not _is_id(ident) or not isinstance(op, str) or not isinstance(args, dict):
@@ -161,7 +161,7 @@ class WireServer:
 
     def _reverse_caller(self, requests: BinaryIO, send: Send) -> Callable[[object], bool]:
         """The stand-in for the client's callback of one request (WIR-030 .. WIR-034)."""
-        counter = iter(range(1, 2**63))
+        counter = self._callback_numbers()
 
         def authorize(value: object) -> bool:
             if self._stray is not None or self._lost is not None:
@@ -173,7 +173,7 @@ class WireServer:
                 raise CallbackFailed(f"an argument without a CBOR image: {error}") from None
             send({"callback": ident, "kind": "authorize", "args": {"value": argument}})
             try:
-                answer = read_frame(requests)
+                answer = self._read(requests)
             except EndOfStream:
                 raise CallbackFailed("the input ended while a callback was pending") from None
             except FramingLost as error:
@@ -202,6 +202,14 @@ class WireServer:
             return answer["ok"] is True
 
         return authorize
+
+    def _read(self, requests: BinaryIO) -> dict[str, Any]:
+        """The next frame's map (WIR-001 .. WIR-004, WIR-047, WIR-048)."""
+        return read_frame(requests)
+
+    def _callback_numbers(self) -> Iterator[int]:
+        """WIR-043: the ids of one request's callback frames, 1, 2, 3, ..."""
+        return iter(range(1, 2**63))
 
     def _dispatch(self, op: str, args: dict[str, Any]) -> object:
         if op == "hello":
