@@ -68,7 +68,7 @@ def _pattern(
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-EcmaValidator: Any = jsonschema.validators.extend(
+EcmaValidator: Any = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
     jsonschema.Draft202012Validator, validators={"pattern": _pattern}
 )
 """Draft 2020-12 with ECMA-262 patterns (KND-005)."""

@@ -119,7 +119,8 @@ class StoreBase(abc.ABC):
             check_count(to_seq, "to_seq", "LED-010", minimum=1)
             if to_seq < from_seq:
                 raise InvalidInputError(
-                    f"to_seq {to_seq} is before from_seq {from_seq}",
+                    # WIR-049: never the decimal text of an integer of more than 64 bits
+                    f"to_seq {limits.shown(to_seq)} is before from_seq {limits.shown(from_seq)}",
                     requirement="LED-010",
                     field="to_seq",
                 )

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
 from convledger import canonical
+from convledger.canonical import JsonValue
 from convledger.errors import LedgerError
 from convledger.interface import require
 from convledger.projections.named import NamedFold
@@ -113,7 +114,7 @@ def check_import_of_undeclared_companions(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-PRJ = Capability.PROJECTIONS
+PRJ: Final = Capability.PROJECTIONS
 
 
 @check("PRJ-053", "PRJ-011", "PRJ-032", capability=PRJ)
@@ -189,8 +190,8 @@ def check_handed_definitions_repeating_a_name(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-SPL = Capability.SPILLS
-_GRANT = {"operationId": "op", "authorization": {"user": "u"}}
+SPL: Final = Capability.SPILLS
+_GRANT: dict[str, JsonValue] = {"operationId": "op", "authorization": {"user": "u"}}
 
 
 def _put(store: LedgerStore, conversation: str, reference: str, media_type: str,

@@ -200,10 +200,22 @@ def check_wire_huge_integers(ctx: CheckContext) -> None:
                    "data", "mediaType", "operation", "reference", "reason", "bundle",
                    "requester", "query", "scope", "definition", "maxEvents", "name",
                    "projections", "location", "authorize")
+        # every other member legal-looking (a request ignores the members its row does not
+        # name, WIR-026), so the integer is judged where it stands, not after a null
+        base: dict[str, Any] = {
+            "store": handle, "conversationId": "h", "drafts": [_draft_map("w-h1", 1)],
+            "fromSeq": 1, "toSeq": 2, "limit": 10, "eventId": "w-h2",
+            "occurredAt": "2024-05-01T12:00:00Z", "runId": "r", "data": b"x",
+            "mediaType": "text/plain", "operation": {"operationId": "o", "authorization": {}},
+            "reference": "r", "reason": "deleted", "requester": "u", "query": "q",
+            "maxEvents": 10, "name": "n", "location": "h",
+            "definition": {"name": "n", "version": 1, "stateSchema": {}, "initialState": {},
+                           "fold": "conformance.count", "kinds": None},
+        }
         ident = 9000
         for op in (*sorted(OPERATIONS), *_SERVER_REQUESTS):
-            placements: list[dict[str, Any]] = [{"store": HUGE}]
-            placements += [{"store": handle, name: HUGE} for name in members]
+            placements: list[dict[str, Any]] = [{**base, "store": HUGE}]
+            placements += [{**base, name: HUGE} for name in members]
             placements.append({"store": handle, "conversationId": "h",
                                "drafts": [{**_draft_map("w-h", HUGE), "schemaVersion": HUGE}]})
             for args in placements:

@@ -15,11 +15,11 @@ from typing import Any, cast
 import attrs
 import jsonschema
 
-from convledger.patterns import EcmaValidator
 from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, check_identifier, check_positive_integer
 from convledger.errors import CanonicalJsonError, InvalidInputError
+from convledger.patterns import EcmaValidator
 
 Fold = Callable[[JsonValue, Envelope], JsonValue]
 """``fold(state, envelope) -> state``: may change ``state`` in place, must return the new one."""
