@@ -1,0 +1,121 @@
+"""``convledger serve-wire --factory``: the working directory is importable, stores are closed.
+
+Issue 33: the console script ``convledger serve-wire --factory mystore:make``
+could not import ``./mystore.py`` (``convledger-conformance --store`` could),
+and a server the client stopped left the stores it had made unclosed, so a
+PostgreSQL-backed factory left an empty schema per killed server. Now the
+working directory comes first on ``sys.path``, the server leaves through its
+closing path on SIGTERM, and the suite's client stops a server with SIGTERM
+before SIGKILL (after a timeout too). The factory below is a real
+:class:`~convledger.memory.MemoryStore` that writes each open and close to a
+log file.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from convledger.wire.frames import encode_frame, read_frame
+from convledger_conformance.wire.client import WireStoreFactory
+from convledger_conformance.wire.connection import WireTimeoutError
+
+CONSOLE = Path(sys.executable).with_name("convledger")
+
+TRACKED = '''
+import os, time
+from convledger.memory import MemoryStore
+
+class Tracked(MemoryStore):
+    def __init__(self):
+        super().__init__()
+        self.tag = os.urandom(4).hex()
+        with open(os.environ["TRACK_LOG"], "a") as log:
+            log.write(f"open {self.tag}\\n")
+
+    def head(self, conversation_id):
+        if conversation_id == "hang":
+            time.sleep(60)
+        return super().head(conversation_id)
+
+    def close(self):
+        with open(os.environ["TRACK_LOG"], "a") as log:
+            log.write(f"close {self.tag}\\n")
+        super().close()
+
+def make():
+    return Tracked()
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A directory holding ``tracked.py``, as a user's project would."""
+    (tmp_path / "tracked.py").write_text(TRACKED, encoding="utf-8")
+    return tmp_path
+
+
+def _opened_and_closed(log: Path) -> tuple[set[str], set[str]]:
+    lines = log.read_text(encoding="utf-8").split()
+    pairs = list(zip(lines[::2], lines[1::2], strict=True))
+    return ({tag for word, tag in pairs if word == "open"},
+            {tag for word, tag in pairs if word == "close"})
+
+
+def _server(project: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [str(CONSOLE), "serve-wire", "--factory", "tracked:make"], cwd=project,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        env={**os.environ, "TRACK_LOG": str(project / "log")})
+
+
+def test_the_console_script_imports_a_factory_of_the_working_directory(project: Path) -> None:
+    """`convledger serve-wire --factory tracked:make` finds ./tracked.py and serves it."""
+    process = _server(project)
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(encode_frame({"id": 1, "op": "hello", "args": {"protocol": 1}}))
+    process.stdin.flush()
+    reply = read_frame(process.stdout)
+    process.stdin.close()
+    assert process.wait(timeout=30) == 0
+    assert "ok" in reply, reply
+    opened, closed = _opened_and_closed(project / "log")
+    assert opened and opened == closed  # hello's probe store was closed
+
+
+def test_sigterm_closes_every_store_the_server_made(project: Path) -> None:
+    """A server stopped with SIGTERM closes hello's probe and every newStore's store."""
+    process = _server(project)
+    assert process.stdin is not None and process.stdout is not None
+    for ident, op in enumerate(("hello", "newStore", "newStore"), start=1):
+        args = {"protocol": 1} if op == "hello" else {}
+        process.stdin.write(encode_frame({"id": ident, "op": op, "args": args}))
+        process.stdin.flush()
+        assert "ok" in read_frame(process.stdout)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 128 + signal.SIGTERM
+    opened, closed = _opened_and_closed(project / "log")
+    assert len(opened) == 3 and opened == closed
+
+
+def test_a_timed_out_server_is_stopped_so_that_it_closes_its_stores(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client's timeout stops the server with SIGTERM first: its stores are closed."""
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("TRACK_LOG", str(project / "log"))
+    factory = WireStoreFactory([str(CONSOLE), "serve-wire", "--factory", "tracked:make"],
+                               timeout=2.0)
+    try:
+        store = factory()
+        with pytest.raises(WireTimeoutError):
+            store.head("hang")
+    finally:
+        factory.close()
+    opened, closed = _opened_and_closed(project / "log")
+    assert len(opened) >= 2 and opened == closed
