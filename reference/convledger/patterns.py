@@ -28,6 +28,11 @@ from jsonschema import ValidationError
 @functools.lru_cache(maxsize=256)
 def ecma_regex(pattern: str) -> re.Pattern[str]:
     """The compiled Python regex that matches exactly what ECMA-262 ``pattern`` matches."""
+    return re.compile(ecma_source(pattern))
+
+
+def ecma_source(pattern: str) -> str:
+    """The Python regex text that matches exactly what ECMA-262 ``pattern`` matches."""
     out: list[str] = []
     in_class = False
     index = 0
@@ -57,7 +62,7 @@ def ecma_regex(pattern: str) -> re.Pattern[str]:
             continue
         out.append(char)
         index += 1
-    return re.compile("".join(out))
+    return "".join(out)
 
 
 def _pattern(

@@ -189,7 +189,8 @@ def check_wire_nesting_cap(ctx: CheckContext) -> None:
     _with_channel(ctx, body)
 
 
-@check("WIR-049", "WIR-008", "WIR-020")
+@check("WIR-049", "WIR-008", "WIR-020",
+       optional=tuple(item for item in Capability if item is not Capability.LEDGER))
 def check_wire_huge_integers(ctx: CheckContext) -> None:
     """WIR-049: an integer of 10^5 digits in any argument is refused, never answered internal."""
 

@@ -22,6 +22,7 @@ from convledger.interface import EveryOperation
 from convledger.projections.named import resolve
 from convledger.store_interface import LedgerStore
 from convledger.wire import values
+from convledger.wire.ledger_values import wire_drafts_in
 
 Handler = Callable[[EveryOperation, dict[str, Any]], object]
 
@@ -42,7 +43,7 @@ def _kwargs(args: dict[str, Any], *names: tuple[str, str]) -> dict[str, Any]:
 def _append(store: EveryOperation, args: dict[str, Any]) -> object:
     placed = store.append(
         member(args, "conversationId"),
-        values.drafts_in(member(args, "drafts")),  # type: ignore[arg-type]
+        wire_drafts_in(member(args, "drafts")),  # type: ignore[arg-type]  # WIR-044
         **_kwargs(args, ("expectedHead", "expected_head")),
     )
     return [values.envelope_out(envelope) for envelope in placed]
