@@ -110,7 +110,7 @@ def test_a_timed_out_server_is_stopped_so_that_it_closes_its_stores(
     monkeypatch.chdir(project)
     monkeypatch.setenv("TRACK_LOG", str(project / "log"))
     factory = WireStoreFactory([str(CONSOLE), "serve-wire", "--factory", "tracked:make"],
-                               timeout=2.0)
+                               timeout=8.0)
     try:
         store = factory()
         with pytest.raises(WireTimeoutError):
@@ -119,3 +119,46 @@ def test_a_timed_out_server_is_stopped_so_that_it_closes_its_stores(
         factory.close()
     opened, closed = _opened_and_closed(project / "log")
     assert len(opened) >= 2 and opened == closed
+
+
+HANGS_ON_EXPORT = '''
+import time
+from convledger.memory import MemoryStore
+
+class HangsOnExport(MemoryStore):
+    def export_conversation(self, conversation_id):
+        if isinstance(conversation_id, str) and self.head(conversation_id) > 0:
+            time.sleep(60)
+        return super().export_conversation(conversation_id)
+
+def make():
+    return HangsOnExport()
+'''
+
+
+def test_checks_after_a_dead_server_are_not_run_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: one timeout fails its check; the checks after it are not_run, not failed."""
+    from convledger_conformance.registry import all_checks
+    from convledger_conformance.report import FAILED, NOT_RUN, PASSED
+    from convledger_conformance.runner import run_suite
+
+    (tmp_path / "hangs.py").write_text(HANGS_ON_EXPORT, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    wanted = ("append_batch_bounds", "export_is_the_archive", "read_defaults", "head")
+    checks = [item for item in all_checks() if item.name in wanted]
+    assert len(checks) >= 3
+    factory = WireStoreFactory([str(CONSOLE), "serve-wire", "--factory", "hangs:make"],
+                               timeout=8.0)
+    try:
+        report = run_suite(factory, profile="smoke", derandomize=True, checks=checks)
+    finally:
+        factory.close()
+    statuses = [(result.name, result.status, result.message[:200]) for result in report.checks]
+    first_failed = next(n for n, (_, status, _) in enumerate(statuses) if status == FAILED)
+    assert all(status == PASSED for _, status, _ in statuses[:first_failed]), statuses
+    after = report.checks[first_failed + 1:]
+    assert after and all(result.status == NOT_RUN for result in after), statuses
+    assert all("stopped answering" in result.message for result in after), [
+        (result.name, result.message) for result in after]

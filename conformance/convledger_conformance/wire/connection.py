@@ -156,6 +156,11 @@ class WireConnection:
             raise refusal
         return reply["ok"]
 
+    @property
+    def broken(self) -> WireError | None:
+        """Why the connection is unusable (a timeout, an exit, a frame not a reply), or None."""
+        return self._broken
+
     def exchange_raw(self, data: bytes, replies: int) -> list[Any]:
         """Send ``data`` as it is and return the next ``replies`` reply frames, decoded.
 
