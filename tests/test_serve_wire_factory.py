@@ -162,3 +162,28 @@ def test_checks_after_a_dead_server_are_not_run_with_the_reason(
     assert after and all(result.status == NOT_RUN for result in after), statuses
     assert all("stopped answering" in result.message for result in after), [
         (result.name, result.message) for result in after]
+
+
+def test_a_recorded_failure_vector_does_not_hold_the_command_line(tmp_path: Path) -> None:
+    """Issue 33: --record-failures names a wire store `wire-command`, never the user's path."""
+    from convledger_conformance.registry import all_checks
+    from convledger_conformance.runner import run_suite
+
+    tests = Path(__file__).resolve().parent
+    command = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tests)!r}); "
+               "from convledger.cli import main; "
+               "sys.exit(main(['serve-wire', '--factory', 'galleries.gaps:PythonPatterns']))"]
+    checks = [item for item in all_checks() if item.name == "schema_patterns_are_ecma_262"]
+    folder = tmp_path / "vectors"
+    factory = WireStoreFactory(command, timeout=30.0)
+    try:
+        report = run_suite(factory, profile="smoke", derandomize=True, checks=checks,
+                           record_failures=folder)
+    finally:
+        factory.close()
+    assert not report.ok
+    written = list(folder.rglob("*.json"))
+    assert written, report.render()
+    text = "".join(path.read_text(encoding="utf-8") for path in written)
+    assert "shrunk/wire-command/schema_patterns_are_ecma_262" in text
+    assert str(tests) not in text and sys.executable not in text
