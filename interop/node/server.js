@@ -384,6 +384,46 @@ function envelopeFromWire(wire) {
   return wire;
 }
 
+// CAN-012, CAN-013: the first thing a strict JSON decoder refuses in text JSON.parse accepted:
+// [message, requirement], or null.
+function strictProblem(text) {
+  const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+  const stack = []; // per open container: a Set of its member names, or null for an array
+  let expectKey = false;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      const value = JSON.parse(text.slice(i, j + 1));
+      if (lone.test(value)) return ['a string with a lone surrogate', 'CAN-013'];
+      const top = stack[stack.length - 1];
+      if (expectKey && top) {
+        if (top.has(value)) return [`the member ${JSON.stringify(value)} twice in one object`, 'CAN-012'];
+        top.add(value);
+      }
+      i = j + 1;
+      continue;
+    }
+    if (c === '{') { stack.push(new Set()); expectKey = true; }
+    else if (c === '[') { stack.push(null); expectKey = false; }
+    else if (c === '}' || c === ']') { stack.pop(); expectKey = false; }
+    else if (c === ':') expectKey = false;
+    else if (c === ',') expectKey = stack[stack.length - 1] !== null;
+    else if (c === '-' || (c >= '0' && c <= '9')) {
+      const token = /^-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(i))[0];
+      if (/^-?[0-9]+$/.test(token) && !Number.isSafeInteger(Number(token)) && String(Number(token)) !== token) {
+        return [`the integer ${token.length > 40 ? 'of ' + token.length + ' digits' : token} is not a double\'s canonical text`, 'CAN-013'];
+      }
+      i += token.length;
+      continue;
+    }
+    i += 1;
+  }
+  return null;
+}
+
 // -- the store ---------------------------------------------------------------------------------
 
 class MemoryStore {
@@ -509,6 +549,11 @@ class MemoryStore {
     } catch (error) {
       throw invalid('the archive is not a JSON document in UTF-8', 'CAN-010');
     }
+    // ERR-011 step 1: what a strict decoder refuses (a repeated member name, a lone surrogate,
+    // an integer literal past 2^53 that is not a double's canonical text) is not one JSON text,
+    // before formatVersion.
+    const strict = strictProblem(text);
+    if (strict !== null) throw invalid(strict[0], strict[1], 'archive');
     // ARC-018, ERR-011 step 2: an integer other than 1 (written without fraction or exponent) is
     // another version, whatever `format` says; null, text or 2.0 are refused as invalid_input below.
     if (typeOf(document) === 'object' && Number.isInteger(document.formatVersion) && document.formatVersion !== 1 &&
@@ -554,9 +599,12 @@ class MemoryStore {
       }
       if (RUNTIME_KINDS.has(wire.kind)) runtimeEvents = true;
     });
-    if (runtimeEvents !== ('runtime' in companions)) {
+    // ERR-012: this server declares no companion's capability, so a companion present is never
+    // judged (not_supported below); runtime events without their companion still break TRN-104.
+    if (runtimeEvents && !('runtime' in companions)) {
       throw invalid('a runtime companion exactly when the ledger has runtime events', 'TRN-104', 'companions');
     }
+    if ('spills' in companions) throw invalid('an archive with spill objects is imported as a bundle', 'SPL-042', 'companions');
     if (absent !== null) {
       throw new Refusal('not_supported', `importing companions needs capability ${absent}`, 'CAP-002', { capability: absent });
     }

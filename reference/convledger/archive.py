@@ -172,17 +172,17 @@ def inspect_archive(
     assert isinstance(companions, dict)
     # ERR-012: a companion the store cannot serve is refused by the store (not_supported),
     # whatever it holds; ``unjudged`` names them (empty for ``convledger verify``, ARC-015)
-    if "runtime" not in unjudged:
+    if "runtime" not in unjudged or "runtime" not in companions:  # TRN-104: events without it
         problems.extend(
             Problem(found, _pointer("companions", "runtime"))
             for found in companion_problems(conversation_id, events, companions)
         )
-    if "projections" not in unjudged:
+    if "projections" not in unjudged or "projections" not in companions:
         problems.extend(
             Problem(found, _pointer("companions", "projections"))
             for found in projection_problems(events, companions, registry, None)
         )
-    if "spills" not in unjudged:
+    if "spills" not in unjudged or "spills" not in companions:
         problems.extend(
             Problem(found, _pointer("companions", "spills"))
             for found in spill_problems(events, companions)
