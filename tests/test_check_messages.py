@@ -49,3 +49,23 @@ def test_a_store_that_consumes_seqs_is_told_so() -> None:
 def test_a_store_that_accepted_the_call_is_not_told_it_consumed_a_seq() -> None:
     """A store that accepted the calls (ERR-001's failure) gets no seq message from ERR-004."""
     assert "consumed a seq" not in _message(AcceptsStoredEventIdsInX)
+
+
+class RefusesBatchesOfThree(MemoryStore):
+    """Refuses a valid append of exactly three drafts (LED-002)."""
+
+    def append(self, conversation_id: str, drafts: Sequence[EventDraft], *,
+               expected_head: int | None = None) -> tuple[Envelope, ...]:
+        if len(drafts) == 3:
+            from convledger.errors import InvalidInputError
+
+            raise InvalidInputError("three is too many", requirement="LED-001")
+        return super().append(conversation_id, drafts, expected_head=expected_head)
+
+
+def test_an_append_failing_inside_a_purge_check_fails_the_appends_id() -> None:
+    """Issue 33: the purge check's scene-setting append reports LED-002, not the purge only."""
+    check = [item for item in all_checks() if item.name == "purge_answers_and_reads"]
+    report = run_suite(RefusesBatchesOfThree, profile="smoke", derandomize=True, checks=check)
+    failed = {item.id for item in report.requirements if item.status == "failed"}
+    assert "LED-002" in failed, report.render()
