@@ -292,14 +292,23 @@ def _run_checks(
     *, total: int, seed: int | None, recording: _Recording | None = None,
     stop_at_first: bool = False,
 ) -> Iterator[CheckResult]:
-    """Run the checks of declared capabilities; the others are not run (CAP-001)."""
+    """Run the checks of declared capabilities; the others are not run (CAP-001).
+
+    Once a wire server stops answering (a timeout, an exit), the checks after the one
+    it died in are ``not_run`` with that reason, not failed one by one on a dead
+    connection.
+    """
     stopped = ""
+    dead: str | None = None
     for number, item in enumerate(selected, start=3):  # after the declaration and fresh_store
         if stopped:
             yield _not_run(item, f"not run: stopped at the first failed check, {stopped} (-x)")
             continue
         line.show(number, total, item.name)
         missing = item.missing(context.capabilities)
+        if dead is not None:
+            yield _not_run(item, dead)
+            continue
         if not missing:
             result = seeded(run_check, item, context, seed)
             if result.status == FAILED and recording is not None:
@@ -308,6 +317,10 @@ def _run_checks(
             if result.status == FAILED and stop_at_first:
                 stopped = item.name
             yield result
+            gone = _server_stopped(context.factory)
+            if gone is not None:
+                dead = _printable(f"not run: the server stopped answering in check {item.name} "
+                                  f"({_one_line_text(gone)})")
         else:
             names = ", ".join(repr(capability.value) for capability in missing)
             reason = f"capability {names} is not declared"
@@ -424,6 +437,20 @@ def user_frames(error: BaseException) -> list[str]:
                 frames.append("".join(traceback.format_list([frame])))
         current = current.__cause__ or current.__context__
     return frames
+
+
+def _server_stopped(factory: StoreFactory) -> str | None:
+    """Why the wire server of ``factory`` stopped answering, or None (in process: never)."""
+    stopped = getattr(factory, "stopped", None)
+    if not callable(stopped):
+        return None
+    reason = stopped()
+    return reason if isinstance(reason, str) else None
+
+
+def _one_line_text(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else text
+    return first[:300]
 
 
 def _not_run(item: Check, reason: str) -> CheckResult:

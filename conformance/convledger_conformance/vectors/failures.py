@@ -29,6 +29,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -367,7 +368,7 @@ def trace_of_failure(
             candidates.append(kept)
     recorder.logs.clear()  # the logs can be large (issue 35): only the candidates are kept
     replayed = 0
-    name = f"shrunk/{store_name}/{item.name}"
+    name = f"shrunk/{vector_label(store_name)}/{item.name}"
     for variant in (_as_recorded, _altered):
         for steps in candidates:
             tried = variant(steps)
@@ -460,6 +461,13 @@ def _altered(steps: list[Step]) -> list[Step] | None:
     if not any(step["op"] == "read" for step in steps):
         return None
     return [{**step, "alter": True} if step["op"] == "read" else step for step in steps]
+
+
+def vector_label(store_name: str) -> str:
+    """The store's name as a vector meant for sharing may hold it: a Python name
+    (``module:Class``, a gallery class) as it is; anything else (a ``--command`` line, with
+    the user's paths) as ``wire-command``."""
+    return store_name if re.fullmatch(r"[A-Za-z0-9_.:-]{1,200}", store_name) else "wire-command"
 
 
 def _why_not(replayed: int, unlogged: collections.Counter[str]) -> str:
