@@ -1,0 +1,213 @@
+"""``convledger-conformance bench``: a store's hot paths against a floor, saved, compared, gated.
+
+::
+
+    convledger-conformance bench [--store MODULE:FACTORY | --command CMD] [--timeout S]
+                                 [--floor auto|memory|minimal-sqlite|MODULE:CALLABLE]
+                                 [--workload default|small] [--only FIG[,FIG]]
+                                 [--save NAME] [--compare NAME] [--dir DIR]
+                                 [--fail-on 'append.single:25%,read:15%' | --budgets PATH|default]
+                                 [--json PATH] [--plot PATH.png]
+
+Measures every hot path the store declares (:mod:`convledger_bench.hotpaths`)
+on a fixed workload, each interleaved with a floor in the same run, and
+prints each figure as a ratio to its floor with the run's 95 % interval.
+``--save NAME`` writes the run as a baseline (``DIR/NAME.json``, ``DIR``
+``.convledger-bench`` by default); ``--compare NAME`` prints each figure
+beside it with the change; ``--fail-on`` or ``--budgets`` gate the change
+(:mod:`convledger_bench.baseline`). The harness ships in the wheel
+(``convledger_bench``); it needs no package beyond the project's own
+dependencies.
+
+Exit codes (:data:`EXIT_CODES`): 0 no gated figure regressed; 1 a gated
+figure regressed beyond its threshold (or is missing); 2 usage error (also a
+baseline of another workload); 3 the ``--command`` server could not be
+started; 6 no regression, but the run's spread was too wide to judge a gated
+figure (inconclusive).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from convledger_conformance.factories import (
+    DEFAULT_STORE,
+    FactoryLoadError,
+    load_factory,
+    open_factory,
+)
+from convledger_conformance.wire.connection import DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:
+    from convledger_bench.hotpaths import FloorHook
+
+EXIT_CODES: Final = {
+    0: "no gated figure regressed",
+    1: "a gated figure regressed beyond its threshold, or is missing",
+    2: "usage error",
+    3: "the --command server could not be started",
+    6: "inconclusive: the run's spread was too wide to judge a gated figure",
+}
+"""What each exit status of ``convledger-conformance bench`` means."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``convledger-conformance bench``."""
+    parser = argparse.ArgumentParser(
+        prog="convledger-conformance bench",
+        description="Measure a store's hot paths as ratios to a floor measured in the same "
+        "run; save a baseline, compare with it, fail on a regression.",
+        epilog="exit codes: " + "; ".join(f"{code} {text}" for code, text in EXIT_CODES.items()),
+    )
+    parser.add_argument("--store", metavar="MODULE:FACTORY", default=DEFAULT_STORE,
+                        help=f"zero-argument callable returning a fresh store "
+                        f"(default: {DEFAULT_STORE})")
+    parser.add_argument("--command", metavar="CMD",
+                        help="measure a store served over the wire protocol by this command")
+    parser.add_argument("--timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT,
+                        help="with --command: seconds to wait for one reply")
+    parser.add_argument("--floor", default="auto", metavar="FLOOR",
+                        help="auto (default: minimal-sqlite for the writes of a persistent "
+                        "store, memory for the rest), memory, minimal-sqlite, or "
+                        "MODULE:CALLABLE, your own raw floor: CALLABLE(figure, workload) "
+                        "returns call(turn) or None")
+    parser.add_argument("--workload", default="default", choices=("default", "small"),
+                        help="the fixed workload (small: a short one, for tests)")
+    parser.add_argument("--only", metavar="FIG[,FIG]",
+                        help="measure only these figures")
+    parser.add_argument("--save", metavar="NAME", help="write this run as baseline NAME")
+    parser.add_argument("--compare", metavar="NAME", help="compare this run with baseline NAME")
+    parser.add_argument("--dir", metavar="DIR", type=Path, default=None,
+                        help="the folder of baselines (default: .convledger-bench)")
+    parser.add_argument("--fail-on", metavar="FIG:N%[,FIG:N%]",
+                        help="with --compare: exit 1 when a figure costs more than N %% more "
+                        "(next to its floor) than at the baseline; FIG may be a prefix or *")
+    parser.add_argument("--budgets", metavar="PATH|default",
+                        help="with --compare: the thresholds of a TOML file ([thresholds]); "
+                        "default: the one shipped with the package")
+    parser.add_argument("--json", metavar="PATH", type=Path,
+                        help="write the run (and the comparison) as JSON here")
+    parser.add_argument("--plot", metavar="PATH.png", type=Path,
+                        help="draw the figures (and the baseline) as a PNG (extra [plot])")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of ``convledger-conformance bench``."""
+    from convledger_bench import baseline as baselines
+    from convledger_bench.hotpaths import FIGURES, Workload, measure_hot_paths
+    from convledger_bench.report import machine
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if (args.fail_on or args.budgets) and not args.compare:
+        parser.error("--fail-on and --budgets need --compare NAME")
+    if args.fail_on and args.budgets:
+        parser.error("--fail-on and --budgets exclude each other")
+    try:
+        thresholds = (baselines.parse_thresholds(args.fail_on) if args.fail_on else
+                      baselines.load_budgets(args.budgets) if args.budgets else {})
+    except ValueError as error:
+        parser.error(str(error))
+    only = None
+    if args.only:
+        only = [name.strip() for name in args.only.split(",") if name.strip()]
+        unknown = sorted(set(only) - set(FIGURES))
+        if unknown:
+            parser.error(f"--only: unknown figure {', '.join(unknown)} "
+                         f"(figures: {', '.join(FIGURES)})")
+    directory = args.dir or baselines.DEFAULT_DIRECTORY
+    workload = Workload.named(args.workload)
+    document: dict[str, Any] | None = None
+    if args.compare:
+        try:
+            document = baselines.load(baselines.baseline_path(args.compare, directory))
+            baselines.check_workload(document, workload)
+        except baselines.BaselineError as error:
+            parser.error(f"--compare: {error}")
+    floor, hook, hook_name = args.floor, None, ""
+    if ":" in args.floor:
+        try:
+            hook = _hook(args.floor)
+        except FactoryLoadError as error:
+            parser.error(f"--floor: {error}")
+        floor, hook_name = "auto", args.floor
+    opened = open_factory(parser, args.store, args.command, args.timeout)
+    if isinstance(opened, int):
+        return opened
+    factory, name, wire = opened
+    try:
+        run = measure_hot_paths(
+            factory, workload, floor=floor, hook=hook, hook_name=hook_name, only=only,
+            progress=lambda figure: print(f"bench: {figure}", file=sys.stderr, flush=True))
+    except ValueError as error:
+        parser.error(str(error))
+    finally:
+        if wire is not None:
+            wire.close()
+    found = machine()
+    print(f"convledger-conformance bench: {name}, workload {args.workload} "
+          f"({workload.events:,} events, {workload.rounds} rounds), {found['nproc']} cores, "
+          f"Python {found['python']}, SQLite {found['sqlite']}")
+    print("ratio = floor median / store median, interleaved rounds; 95% range by paired "
+          "bootstrap (1.0: as fast as the floor; higher is better)")
+    print(baselines.run_table(run))
+    current = baselines.run_document(run, store=name, machine=found)
+    status = 0
+    output: dict[str, Any] = {"run": current}
+    if document is not None:
+        if document.get("store") != name:
+            print(f"note: baseline {args.compare} was measured on {document.get('store')}")
+        results = baselines.compare(document, run, thresholds, named=bool(args.fail_on))
+        print(f"\nagainst baseline {args.compare} ({document.get('saved')}); change = the "
+              "store's cost next to its floor against the baseline's (+: slower)")
+        print(baselines.comparison_table(results))
+        status = baselines.exit_status(results)
+        output["comparison"] = [result.as_json() for result in results]
+        print(_summary(results, status))
+    if args.save:
+        path = baselines.baseline_path(args.save, directory)
+        try:
+            baselines.save(current, path)
+        except OSError as error:
+            print(f"convledger-conformance bench: cannot write {path}: {error}", file=sys.stderr)
+            return 2
+        print(f"saved baseline {args.save}: {path}")
+    try:
+        if args.json is not None:
+            args.json.write_text(json.dumps(output, indent=2) + "\n", "utf-8")
+    except OSError as error:
+        print(f"convledger-conformance bench: cannot write {args.json}: {error}", file=sys.stderr)
+        return 2
+    if args.plot is not None:
+        from convledger_bench.gate_plot import PlotUnavailable, plot
+
+        try:
+            plot(current, document, args.plot)
+        except PlotUnavailable as error:
+            print(f"convledger-conformance bench: {error}", file=sys.stderr)
+            return status or 2
+        print(f"plot: {args.plot}")
+    sys.stdout.flush()
+    return status
+
+
+def _hook(spec: str) -> FloorHook:
+    return cast("FloorHook", load_factory(spec))
+
+
+def _summary(results: Sequence[Any], status: int) -> str:
+    by_verdict: dict[str, list[str]] = {}
+    for result in results:
+        by_verdict.setdefault(result.verdict, []).append(result.figure)
+    parts = [f"{verdict} {len(names)} ({', '.join(names)})" if verdict != "ok" and
+             verdict != "not gated" else f"{verdict} {len(names)}"
+             for verdict, names in by_verdict.items()]
+    outcome = {0: "passed", 1: "FAILED", 6: "INCONCLUSIVE"}[status]
+    return f"bench: {outcome}: " + "; ".join(parts)
+
