@@ -278,7 +278,7 @@ def comparison_table(results: Sequence[Comparison]) -> str:
 
 def run_table(run: HotPathRun) -> str:
     """One line per figure: store and floor medians, ratio with its range, spread, floor."""
-    rows: list[tuple[str, ...]] = [("figure", "store us", "floor us", "ratio (95% range)",
+    rows: list[tuple[str, ...]] = [("figure", "store us q1", "floor us q1", "ratio (95% range)",
                                     "spread", "floor")]
     for item in run.figures:
         found = item.estimate

@@ -1,11 +1,16 @@
 """A figure's ratio to its floor, with the run's own uncertainty (issue 34).
 
 Store and floor run in rotation, one call each per round, so the machine's
-drift hits both. The figure is the **ratio of the medians**, ``median(floor)
-/ median(store)`` (1.0: as fast as the floor). Its uncertainty is a **paired
+drift hits both. The figure is the **ratio of the lower quartiles**,
+``q1(floor) / q1(store)`` (1.0: as fast as the floor). A loaded machine only
+ever adds time to a call, and on a shared 2-core runner (load 9-10) it added
+so much to a quarter to a half of the calls over the wire that the medians
+moved by up to 70 % between two runs of the same server; the lower quartile
+still follows the call's own cost, and a regression of most calls (a slower
+code path) moves it as it moves the median. Its uncertainty is a **paired
 bootstrap** interval: the rounds are resampled with replacement (a round
 keeps its store and its floor sample together, so a slow stretch of the
-machine stays paired), the ratio of medians is computed on each resample,
+machine stays paired), the ratio of lower quartiles is computed on each resample,
 and the 2.5th and 97.5th percentiles of those bound it. That assumes nothing
 about the shape of the noise: a loaded runner widens the interval instead of
 moving the figure, and a verdict that the interval cannot decide is
@@ -27,11 +32,22 @@ import attrs
 CONFIDENCE = 0.95
 """The coverage of :attr:`RatioEstimate.low` .. :attr:`RatioEstimate.high`."""
 RESAMPLES = 2000
+QUANTILE = 0.25
+"""The statistic of each side's samples: the lower quartile (see the module docstring)."""
+
+
+def quantile(samples: Sequence[float], q: float = QUANTILE) -> float:
+    """The ``q`` quantile of the samples (linear between the two nearest ranks)."""
+    ordered = sorted(samples)
+    position = q * (len(ordered) - 1)
+    below = int(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
 
 
 @attrs.frozen
 class RatioEstimate:
-    """The ratio of medians (floor / store) and its bootstrap interval."""
+    """The ratio of the lower quartiles (floor / store) and its bootstrap interval."""
 
     ratio: float
     low: float
@@ -70,11 +86,10 @@ def estimate(
     ratios = []
     for _ in range(resamples):
         picked = [rng.randrange(count) for _ in range(count)]
-        ratios.append(statistics.median(floor[i] for i in picked)
-                      / statistics.median(store[i] for i in picked))
+        ratios.append(quantile([floor[i] for i in picked]) / quantile([store[i] for i in picked]))
     ratios.sort()
     tail = (1.0 - CONFIDENCE) / 2
     low = ratios[int(tail * (resamples - 1))]
     high = ratios[int((1.0 - tail) * (resamples - 1))]
-    middle = statistics.median(floor) / statistics.median(store)
+    middle = quantile(floor) / quantile(store)
     return RatioEstimate(middle, min(low, middle), max(high, middle), count, _spread(store))

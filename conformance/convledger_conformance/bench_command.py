@@ -4,7 +4,7 @@
 
     convledger-conformance bench [--store MODULE:FACTORY | --command CMD] [--timeout S]
                                  [--floor auto|memory|minimal-sqlite|MODULE:CALLABLE]
-                                 [--workload default|small] [--only FIG[,FIG]]
+                                 [--workload default|small] [--rounds N] [--only FIG[,FIG]]
                                  [--save NAME] [--compare NAME] [--dir DIR]
                                  [--fail-on 'append.single:25%,read:15%' | --budgets PATH|default]
                                  [--json PATH] [--plot PATH.png]
@@ -35,12 +35,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
+import attrs
+
 from convledger_conformance.factories import (
     DEFAULT_STORE,
     FactoryLoadError,
     load_factory,
     open_factory,
 )
+from convledger_conformance.wire.client import WireStoreFactory
 from convledger_conformance.wire.connection import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
@@ -73,11 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --command: seconds to wait for one reply")
     parser.add_argument("--floor", default="auto", metavar="FLOOR",
                         help="auto (default: minimal-sqlite for the writes of a persistent "
-                        "store, memory for the rest), memory, minimal-sqlite, or "
+                        "store, memory for the rest, memory-wire with --command), memory, "
+                        "memory-wire (with --command), minimal-sqlite, or "
                         "MODULE:CALLABLE, your own raw floor: CALLABLE(figure, workload) "
                         "returns call(turn) or None")
     parser.add_argument("--workload", default="default", choices=("default", "small"),
                         help="the fixed workload (small: a short one, for tests)")
+    parser.add_argument("--rounds", type=int, metavar="N",
+                        help="rounds per figure instead of the workload's (kept in the baseline)")
     parser.add_argument("--only", metavar="FIG[,FIG]",
                         help="measure only these figures")
     parser.add_argument("--save", metavar="NAME", help="write this run as baseline NAME")
@@ -123,6 +129,10 @@ def main(argv: Sequence[str]) -> int:
                          f"(figures: {', '.join(FIGURES)})")
     directory = args.dir or baselines.DEFAULT_DIRECTORY
     workload = Workload.named(args.workload)
+    if args.rounds is not None:
+        if args.rounds < 4:
+            parser.error("--rounds must be 4 or more")
+        workload = attrs.evolve(workload, rounds=args.rounds)
     document: dict[str, Any] | None = None
     if args.compare:
         try:
@@ -141,21 +151,27 @@ def main(argv: Sequence[str]) -> int:
     if isinstance(opened, int):
         return opened
     factory, name, wire = opened
+    memory = None
+    if wire is not None and floor in ("auto", "memory-wire"):  # the same pipes for the floor
+        memory = WireStoreFactory([sys.executable, "-m", "convledger", "serve-wire",
+                                   "--store", "memory"], timeout=args.timeout)
     try:
         run = measure_hot_paths(
-            factory, workload, floor=floor, hook=hook, hook_name=hook_name, only=only,
+            factory, workload, floor=floor, hook=hook, hook_name=hook_name, memory=memory,
+            only=only,
             progress=lambda figure: print(f"bench: {figure}", file=sys.stderr, flush=True))
     except ValueError as error:
         parser.error(str(error))
     finally:
-        if wire is not None:
-            wire.close()
+        for client in (wire, memory):
+            if client is not None:
+                client.close()
     found = machine()
     print(f"convledger-conformance bench: {name}, workload {args.workload} "
           f"({workload.events:,} events, {workload.rounds} rounds), {found['nproc']} cores, "
           f"Python {found['python']}, SQLite {found['sqlite']}")
-    print("ratio = floor median / store median, interleaved rounds; 95% range by paired "
-          "bootstrap (1.0: as fast as the floor; higher is better)")
+    print("ratio = floor time / store time (lower quartiles of interleaved rounds; 95% range "
+          "by paired bootstrap); 1.0: as fast as the floor, higher is better")
     print(baselines.run_table(run))
     current = baselines.run_document(run, store=name, machine=found)
     status = 0
