@@ -9,11 +9,13 @@ its floor than at the baseline: ``baseline ratio / ratio - 1`` (+25 %: the
 store takes 1.25 times as long as it did, next to the same floor). A
 threshold ``append.single:25%`` bounds that change.
 
-**Verdict** of a gated figure, from the interval of this run's ratio
-(``low`` .. ``high``), so the run's own spread decides whether it can judge:
+**Verdict** of a gated figure, from the intervals of this run's ratio and
+the baseline's (``low`` .. ``high``): the change lies between ``baseline.low /
+now.high - 1`` and ``baseline.high / now.low - 1``, so the runs' own spread
+decides whether they can judge:
 
 =================  =================================================================
-``ok``             even the slowest reading of the interval is within the threshold
+``ok``             even the slowest reading of the intervals is within the threshold
 ``REGRESSION``     even the fastest reading is beyond it
 ``inconclusive``   the interval straddles the threshold: this run cannot tell
 ``missing``        the baseline has the figure and this run does not (or the reverse
@@ -178,10 +180,10 @@ class Comparison:
 
     @property
     def change_range(self) -> tuple[float, float] | None:
-        """The change at the fast and the slow end of this run's interval."""
+        """The change at the fast and the slow end of the two intervals (see :func:`judge`)."""
         if self.baseline is None or self.now is None:
             return None
-        return self.baseline.ratio / self.now.high - 1, self.baseline.ratio / self.now.low - 1
+        return change_range(self.baseline, self.now)
 
     def as_json(self) -> dict[str, Any]:
         """The comparison as plain JSON."""
@@ -194,10 +196,18 @@ class Comparison:
         }
 
 
+def change_range(baseline: RatioEstimate, now: RatioEstimate) -> tuple[float, float]:
+    """The least and the most change the two intervals allow.
+
+    Both runs carry their own interval: a baseline saved on a noisy runner is no
+    more exact than the run compared with it, so its interval counts too.
+    """
+    return baseline.low / now.high - 1, baseline.high / now.low - 1
+
+
 def judge(baseline: RatioEstimate, now: RatioEstimate, threshold: float) -> str:
     """``ok``, ``REGRESSION`` or ``inconclusive`` (see the module docstring)."""
-    fastest = baseline.ratio / now.high - 1
-    slowest = baseline.ratio / now.low - 1
+    fastest, slowest = change_range(baseline, now)
     if fastest > threshold:
         return REGRESSION
     if slowest <= threshold:
@@ -259,8 +269,8 @@ def exit_status(results: Sequence[Comparison]) -> int:
 
 def comparison_table(results: Sequence[Comparison]) -> str:
     """One line per figure: baseline, now, change (with this run's range), threshold, verdict."""
-    header = ("figure", "floor", "baseline", "now (95% range)", "change (range)", "threshold",
-              "verdict")
+    header = ("figure", "floor", "baseline", "now (95% range)", "change (range)",
+              "threshold", "verdict")
     rows = [header]
     for result in results:
         base = "-" if result.baseline is None else f"{result.baseline.ratio:.3f}"

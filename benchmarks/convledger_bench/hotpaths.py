@@ -98,7 +98,7 @@ as ``call(turn)`` (one call per round, ``turn`` counts from 0, so each call can 
 or None to leave the figure on its ``auto`` floor."""
 
 __all__ = ["FIGURES", "FLOORS", "FloorHook", "Floors", "HotPath", "HotPathRun", "Workload",
-           "measure_hot_paths", "measure_one"]
+           "measure_hot_paths", "measure_one", "pooled"]
 
 
 @attrs.frozen
@@ -114,6 +114,9 @@ class HotPath:
     floor_median: float
     events: int
     """Events one store call handles."""
+    samples: tuple[tuple[float, ...], tuple[float, ...]] = attrs.field(default=((), ()),
+                                                                       eq=False, repr=False)
+    """The store's and the floor's seconds per call, round by round (kept for :func:`pooled`)."""
 
     def as_json(self) -> dict[str, Any]:
         """The figure as plain JSON (a baseline's entry)."""
@@ -223,8 +226,22 @@ def measure_one(
          "floor": lambda: floor_call(turns["floor"].next())},
         rounds=rounds, warmup=workload.warmup,
     )
-    return HotPath(figure_id, floor_name, estimate(samples["store"], samples["floor"]),
-                   quantile(samples["store"]), quantile(samples["floor"]), events)
+    return _figure(figure_id, floor_name, samples["store"], samples["floor"], events)
+
+
+def _figure(figure_id: str, floor: str, store: Sequence[float], floor_samples: Sequence[float],
+            events: int) -> HotPath:
+    return HotPath(figure_id, floor, estimate(store, floor_samples), quantile(store),
+                   quantile(floor_samples), events, (tuple(store), tuple(floor_samples)))
+
+
+def pooled(first: HotPath, second: HotPath) -> HotPath:
+    """One figure from the rounds of two measurements of it (``--again``): a narrower interval."""
+    if (first.id, first.floor) != (second.id, second.floor):
+        raise ValueError(f"cannot pool {first.id} on {first.floor} with {second.id} "
+                         f"on {second.floor}")
+    return _figure(first.id, first.floor, first.samples[0] + second.samples[0],
+                   first.samples[1] + second.samples[1], first.events)
 
 
 class _Turns:

@@ -7,7 +7,7 @@
                                  [--workload default|small] [--rounds N] [--only FIG[,FIG]]
                                  [--save NAME] [--compare NAME] [--dir DIR]
                                  [--fail-on 'append.single:25%,read:15%' | --budgets PATH|default]
-                                 [--json PATH] [--plot PATH.png]
+                                 [--again N] [--json PATH] [--plot PATH.png]
 
 Measures every hot path the store declares (:mod:`convledger_bench.hotpaths`)
 on a fixed workload, each interleaved with a floor in the same run, and
@@ -15,7 +15,9 @@ prints each figure as a ratio to its floor with the run's 95 % interval.
 ``--save NAME`` writes the run as a baseline (``DIR/NAME.json``, ``DIR``
 ``.convledger-bench`` by default); ``--compare NAME`` prints each figure
 beside it with the change; ``--fail-on`` or ``--budgets`` gate the change
-(:mod:`convledger_bench.baseline`). The harness ships in the wheel
+(:mod:`convledger_bench.baseline`); ``--again N`` measures a regressed or
+inconclusive figure up to N more times and judges the pooled rounds (a
+narrower interval: noise resolves, a real regression stays). The harness ships in the wheel
 (``convledger_bench``); it needs no package beyond the project's own
 dependencies.
 
@@ -47,7 +49,7 @@ from convledger_conformance.wire.client import WireStoreFactory
 from convledger_conformance.wire.connection import DEFAULT_TIMEOUT
 
 if TYPE_CHECKING:
-    from convledger_bench.hotpaths import FloorHook
+    from convledger_bench.hotpaths import FloorHook, HotPathRun, Workload
 
 EXIT_CODES: Final = {
     0: "no gated figure regressed",
@@ -96,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--budgets", metavar="PATH|default",
                         help="with --compare: the thresholds of a TOML file ([thresholds]); "
                         "default: the one shipped with the package")
+    parser.add_argument("--again", type=int, default=0, metavar="N",
+                        help="with --compare: measure a figure that regressed or is "
+                        "inconclusive up to N more times, pooling its rounds; with --save "
+                        "alone: measure every figure N more times into the baseline (default 0)")
     parser.add_argument("--json", metavar="PATH", type=Path,
                         help="write the run (and the comparison) as JSON here")
     parser.add_argument("--plot", metavar="PATH.png", type=Path,
@@ -106,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str]) -> int:
     """Entry point of ``convledger-conformance bench``."""
     from convledger_bench import baseline as baselines
-    from convledger_bench.hotpaths import FIGURES, Workload, measure_hot_paths
+    from convledger_bench.hotpaths import FIGURES, Workload
     from convledger_bench.report import machine
 
     parser = build_parser()
@@ -147,25 +153,17 @@ def main(argv: Sequence[str]) -> int:
         except FactoryLoadError as error:
             parser.error(f"--floor: {error}")
         floor, hook_name = "auto", args.floor
-    opened = open_factory(parser, args.store, args.command, args.timeout)
-    if isinstance(opened, int):
-        return opened
-    factory, name, wire = opened
-    memory = None
-    if wire is not None and floor in ("auto", "memory-wire"):  # the same pipes for the floor
-        memory = WireStoreFactory([sys.executable, "-m", "convledger", "serve-wire",
-                                   "--store", "memory"], timeout=args.timeout)
-    try:
-        run = measure_hot_paths(
-            factory, workload, floor=floor, hook=hook, hook_name=hook_name, memory=memory,
-            only=only,
-            progress=lambda figure: print(f"bench: {figure}", file=sys.stderr, flush=True))
-    except ValueError as error:
-        parser.error(str(error))
-    finally:
-        for client in (wire, memory):
-            if client is not None:
-                client.close()
+    measured = _measure(parser, args, workload, floor, hook, hook_name, only)
+    if isinstance(measured, int):
+        return measured
+    run, name = measured
+    for attempt in range(args.again if document is None and args.save else 0):
+        print(f"bench: again ({attempt + 1}/{args.again}), pooled into the baseline",
+              file=sys.stderr)
+        more = _measure(parser, args, workload, floor, hook, hook_name, only)
+        if isinstance(more, int):
+            return more
+        run = _pool(run, more[0])
     found = machine()
     print(f"convledger-conformance bench: {name}, workload {args.workload} "
           f"({workload.events:,} events, {workload.rounds} rounds), {found['nproc']} cores, "
@@ -180,6 +178,19 @@ def main(argv: Sequence[str]) -> int:
         if document.get("store") != name:
             print(f"note: baseline {args.compare} was measured on {document.get('store')}")
         results = baselines.compare(document, run, thresholds, named=bool(args.fail_on))
+        for attempt in range(args.again):
+            undecided = [result.figure for result in results if result.now is not None
+                         and result.verdict in (baselines.REGRESSION, baselines.INCONCLUSIVE)]
+            if not undecided:
+                break
+            print(f"bench: again ({attempt + 1}/{args.again}): {', '.join(undecided)}",
+                  file=sys.stderr)
+            measured = _measure(parser, args, workload, floor, hook, hook_name, undecided)
+            if isinstance(measured, int):
+                return measured
+            run = _pool(run, measured[0])
+            results = baselines.compare(document, run, thresholds, named=bool(args.fail_on))
+            print(f"measured again, rounds pooled: {', '.join(undecided)}")
         print(f"\nagainst baseline {args.compare} ({document.get('saved')}); change = the "
               "store's cost next to its floor against the baseline's (+: slower)")
         print(baselines.comparison_table(results))
@@ -211,6 +222,43 @@ def main(argv: Sequence[str]) -> int:
         print(f"plot: {args.plot}")
     sys.stdout.flush()
     return status
+
+
+def _measure(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, workload: Workload, floor: str,
+    hook: FloorHook | None, hook_name: str, only: Sequence[str] | None,
+) -> tuple[HotPathRun, str] | int:
+    """One measurement of the store of ``--store`` or ``--command`` (its servers stopped after)."""
+    from convledger_bench.hotpaths import measure_hot_paths
+
+    opened = open_factory(parser, args.store, args.command, args.timeout)
+    if isinstance(opened, int):
+        return opened
+    factory, name, wire = opened
+    memory = None
+    if wire is not None and floor in ("auto", "memory-wire"):  # the same pipes for the floor
+        memory = WireStoreFactory([sys.executable, "-m", "convledger", "serve-wire",
+                                   "--store", "memory"], timeout=args.timeout)
+    try:
+        run = measure_hot_paths(
+            factory, workload, floor=floor, hook=hook, hook_name=hook_name, memory=memory,
+            only=only,
+            progress=lambda figure: print(f"bench: {figure}", file=sys.stderr, flush=True))
+    except ValueError as error:
+        parser.error(str(error))
+    finally:
+        for client in (wire, memory):
+            if client is not None:
+                client.close()
+    return run, name
+
+
+def _pool(run: HotPathRun, again: HotPathRun) -> HotPathRun:
+    from convledger_bench.hotpaths import pooled
+
+    more = {item.id: item for item in again.figures}
+    return attrs.evolve(run, figures=tuple(
+        pooled(item, more[item.id]) if item.id in more else item for item in run.figures))
 
 
 def _hook(spec: str) -> FloorHook:
