@@ -16,8 +16,16 @@ class PlotUnavailable(RuntimeError):
     """matplotlib is not installed."""
 
 
-def plot(run: Mapping[str, Any], baseline: Mapping[str, Any] | None, path: Path) -> None:
-    """Draw ``run``'s figures (and ``baseline``'s) into ``path``."""
+COLOURS = {"REGRESSION": "tab:red", "inconclusive": "tab:orange"}
+"""This run's bar colour by verdict (blue otherwise)."""
+
+
+def plot(
+    run: Mapping[str, Any], baseline: Mapping[str, Any] | None, path: Path,
+    verdicts: Mapping[str, str] | None = None,
+) -> None:
+    """Draw ``run``'s figures (and ``baseline``'s) into ``path``; a figure that regressed is
+    red, an inconclusive one orange, and its verdict is written beside it."""
     try:
         import matplotlib
 
@@ -33,9 +41,15 @@ def plot(run: Mapping[str, Any], baseline: Mapping[str, Any] | None, path: Path)
     height = 0.38 if saved else 0.6
     for row, name in enumerate(names):
         now = figures[name]
+        verdict = (verdicts or {}).get(name, "")
         axes.barh(row + (height / 2 if saved else 0), now["ratio"], height,
                   xerr=[[now["ratio"] - now["low"]], [now["high"] - now["ratio"]]],
-                  color="tab:blue", capsize=3, label="this run" if row == 0 else None)
+                  color=COLOURS.get(verdict, "tab:blue"), capsize=3,
+                  label="this run" if row == 0 else None)
+        if verdict in COLOURS:
+            axes.annotate(verdict, (now["high"], row), xytext=(6, 0),
+                          textcoords="offset points", va="center", fontsize=8,
+                          color=COLOURS[verdict])
         old = saved.get(name)
         if old is not None:
             axes.barh(row - height / 2, old["ratio"], height,

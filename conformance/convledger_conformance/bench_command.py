@@ -215,7 +215,8 @@ def main(argv: Sequence[str]) -> int:
         from convledger_bench.gate_plot import PlotUnavailable, plot
 
         try:
-            plot(current, document, args.plot)
+            plot(current, document, args.plot,
+                 {item["figure"]: item["verdict"] for item in output.get("comparison", [])})
         except PlotUnavailable as error:
             print(f"convledger-conformance bench: {error}", file=sys.stderr)
             return status or 2
