@@ -113,9 +113,11 @@ def test_the_same_over_the_wire_for_the_node_server(
                 f"{NODE} {ROOT / 'interop' / 'node' / 'server.js'}")
 
     only = ["--only", "append.single", "--rounds", "60", "--workload", "small"]
-    status, out, err = run("--command", server("0"), *only, "--save", "node")
+    # Three runs pooled into the baseline, up to two more for a figure the compare cannot
+    # judge: a loaded runner's wire calls are noisy (a single baseline once spanned +133 %).
+    status, out, err = run("--command", server("0"), *only, "--save", "node", "--again", "2")
     assert status == 0, out + err
-    gate = ["--compare", "node", "--fail-on", "append.single:100%"]
+    gate = ["--compare", "node", "--fail-on", "append.single:100%", "--again", "2"]
     status, out, err = run("--command", server("0"), *only, *gate)
     assert status == 0, out + err
     status, out, err = run("--command", server("0.002"), *only, *gate)
