@@ -87,3 +87,39 @@ def test_wheel_installs_and_runs_without_a_checkout(tmp_path: Path) -> None:
                    if line.startswith("convledger-conformance "))
     assert " 0 failed, " in summary, run.stdout[-2000:]
     assert sorted(path.name for path in empty.iterdir()) == []
+    _bench_gate_from_the_wheel(bin_dir, tmp_path / "gate", clean)
+
+
+SLOWED = """
+import time
+
+from convledger.memory import MemoryStore
+
+
+class SlowAppend(MemoryStore):
+    def append(self, conversation_id, drafts):
+        time.sleep(0.002)
+        return super().append(conversation_id, drafts)
+"""
+
+
+def _bench_gate_from_the_wheel(bin_dir: Path, folder: Path, environment: dict[str, str]) -> None:
+    """Issue 34 from the bare venv (no rfc8785, no dev extras): save, compare 0, slowed 1."""
+    folder.mkdir()
+    (folder / "slowed.py").write_text(SLOWED, "utf-8")
+
+    def bench(*arguments: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(bin_dir / "convledger-conformance"), "bench", "--workload", "small",
+             "--rounds", "30", *arguments], cwd=folder, env=environment, capture_output=True,
+            text=True, timeout=900, check=False)
+
+    saved = bench("--store", "convledger.memory:MemoryStore", "--save", "base")
+    assert saved.returncode == 0, saved.stdout + saved.stderr
+    assert "\nexport " in saved.stdout and "rfc8785" not in saved.stdout
+    gate = ("--compare", "base", "--fail-on", "append.single:100%")
+    same = bench("--store", "convledger.memory:MemoryStore", *gate)
+    assert same.returncode == 0, same.stdout + same.stderr
+    slowed = bench("--store", "slowed:SlowAppend", *gate)
+    assert slowed.returncode == 1, slowed.stdout + slowed.stderr
+    assert "REGRESSION 1 (append.single)" in slowed.stdout.splitlines()[-1], slowed.stdout

@@ -89,11 +89,7 @@ def run_bench(
                                for mode in SEARCH_MODES)
         if searchers[small] is None:
             skipped["search"] = "the store does not declare search"
-        exported = export_figure(store, plan.export_rounds)
-        if exported is None:
-            skipped["export"] = "rfc8785 is not installed"
-        else:
-            figures.append(exported)
+        figures.append(export_figure(store, plan.export_rounds))
         caught_up = catch_up_figure(store, plan.export_rounds, figure_id="projection.catch_up")
         if caught_up is None:
             skipped["projection.catch_up"] = "the store does not declare projections"

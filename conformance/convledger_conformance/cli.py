@@ -203,6 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from convledger_conformance.diff.command import main as diff_main
 
         return diff_main(arguments[1:])
+
+    if arguments[:1] == ["bench"]:  # issue 34: baselines and a verdict (bench_command.py)
+        from convledger_conformance.bench_command import main as bench_main
+
+        return bench_main(arguments[1:])
     if arguments[:1] == ["crash"]:  # chapter DUR: kill -9 rounds and concurrent histories
         from convledger_conformance.durability.cli import main as crash_main
 

@@ -113,7 +113,7 @@ NOT_JUDGING = frozenset(
     f"convledger_conformance.{name}"
     for name in (
         "runner", "report", "cli", "factories", "replay_command", "pytest_plugin", "testcase",
-        "__main__",
+        "__main__", "bench_command",
     )
 )
 """Modules that run checks or render reports (and ``__main__``, which runs on import)."""
