@@ -208,7 +208,7 @@ def _unsupported_version(document: dict[str, object]) -> Problem | None:
         NotSupportedError(
             f"archive formatVersion {limits.shown(version)} is not supported",
             requirement="ARC-002",
-            capability="archive",
+            capability=""  # WIR-025: another version names no capability,
         ),
         "/formatVersion",
     )

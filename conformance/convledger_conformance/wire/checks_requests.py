@@ -227,6 +227,7 @@ DETAILS: dict[str, dict[str, type]] = {
     "replay_refused": {"conversationId": str, "seq": int, "eventId": str,
                        "schemaVersion": int, "eventKind": str},
     "purged": {"conversationId": str},
+    "not_supported": {"capability": str},
 }
 """WIR-025: the members of ``details`` of the kinds that carry some, with their types."""
 
@@ -269,6 +270,16 @@ def check_wire_error_details(ctx: CheckContext) -> None:
                   "eventKind": "x/unknown"}, "an import of an unknown, non-ignorable event")
         bad = _ask(exchange, "read", "WIR-025", store=handle, conversationId="c", limit=0)
         _details(bad, "invalid_input", {}, "a read with limit 0")
+        # Another formatVersion (ARC-002, ARC-018) is no undeclared capability: its
+        # `capability` is empty text or absent, never a name of its own.
+        newer = archive("v", []).replace(b'"formatVersion":1', b'"formatVersion":2')
+        other = _ask(exchange, "importConversation", "WIR-025", store=handle, archive=newer)
+        _refusal(other, "not_supported", "WIR-025", "an import of formatVersion 2")
+        details = other["error"].get("details", {})
+        if isinstance(details, dict) and details.get("capability", "") != "":
+            fail("WIR-025", f"an import of formatVersion 2: details.capability is "
+                            f"{details['capability']!r}, expected empty text or no member")
+        _details(other, "not_supported", {}, "an import of formatVersion 2")
         if "purge" in declared:
             _ask(exchange, "purge", "WIR-025", store=handle, conversationId="c")
             late = _ask(exchange, "append", "WIR-025", store=handle, conversationId="c",

@@ -61,7 +61,7 @@ def decode_bundle(
         # ARC-018, ERR-011 step 2: an integer other than 1, before every member rule
         raise NotSupportedError(
             f"bundle formatVersion {limits.shown(version)} is not supported", requirement="SPL-051",
-            capability="bundle",
+            capability=""  # WIR-025: another version names no capability,
         )
     if not isinstance(document, dict) or set(document) != _MEMBERS:
         raise _invalid("a bundle is a map of exactly archive, format, formatVersion, objects")
