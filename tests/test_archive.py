@@ -187,12 +187,25 @@ def test_other_format_refused(value: Any) -> None:
     assert _import_refused(data, InvalidInputError).requirement == "ARC-002"
 
 
-@pytest.mark.parametrize("value", [2, 0, "1", True, None], ids=repr)
+@pytest.mark.parametrize("value", [2, 0, -1], ids=repr)
 def test_other_format_version_not_supported(value: Any) -> None:
-    """ARC-002: another formatVersion is refused with not_supported."""
+    """ARC-002, ARC-018: an integer other than 1 is another formatVersion: not_supported."""
     data = archive_bytes([wire_event(1)], formatVersion=value)
     error = _import_refused(data, NotSupportedError)
     assert error.kind == "not_supported"
+
+
+@pytest.mark.parametrize("value", ["1", "2", True, None, [2]], ids=repr)
+def test_a_format_version_that_is_not_an_integer_is_invalid(value: Any) -> None:
+    """ARC-018: text, a boolean, null or an array is no version: invalid_input, step 3."""
+    data = archive_bytes([wire_event(1)], formatVersion=value)
+    assert _import_refused(data, InvalidInputError).requirement == "ARC-018"
+
+
+def test_format_version_is_judged_before_format() -> None:
+    """ARC-018, ERR-011: formatVersion 2 with another format is not_supported (step 2 first)."""
+    data = archive_bytes([wire_event(1)], formatVersion=2, format="other")
+    _import_refused(data, NotSupportedError)
 
 
 def test_future_version_with_new_members_not_supported() -> None:

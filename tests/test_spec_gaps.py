@@ -42,6 +42,7 @@ USES_APPEND: dict[str, str] = {
     "SQL-031": "the migration writes runtime/baseline", "SQL-068": "write_fact_rows",
     "TRN-001": "a transition's outcome", "TRN-002": "a transition appends its event",
     "TRN-006": "the payload of a transition's event",
+    "TRN-110": "spill writes and import_bundle of a purged conversation",
 }
 """Rules that name appending but bind another operation, each with why."""
 

@@ -280,16 +280,29 @@ def _run_checks(
     selected: list[Check], context: CheckContext, line: ProgressLine,
     *, total: int, seed: int | None, recording: tuple[Path, str] | None = None,
 ) -> Iterator[CheckResult]:
-    """Run the checks of declared capabilities; the others are not run (CAP-001)."""
+    """Run the checks of declared capabilities; the others are not run (CAP-001).
+
+    Once a wire server stops answering (a timeout, an exit), the checks after the one
+    it died in are ``not_run`` with that reason, not failed one by one on a dead
+    connection.
+    """
+    dead: str | None = None
     for number, item in enumerate(selected, start=3):  # after the declaration and fresh_store
         line.show(number, total, item.name)
         missing = item.missing(context.capabilities)
+        if dead is not None:
+            yield _not_run(item, dead)
+            continue
         if not missing:
             result = seeded(run_check, item, context, seed)
             if result.status == FAILED and recording is not None:
                 recorded = functools.partial(_with_recorded_trace, result, recording=recording)
                 result = seeded(recorded, item, context, seed)
             yield result
+            stopped = _server_stopped(context.factory)
+            if stopped is not None:
+                dead = _printable(f"not run: the server stopped answering in check {item.name} "
+                                  f"({_one_line_text(stopped)})")
         else:
             names = ", ".join(repr(capability.value) for capability in missing)
             reason = f"capability {names} is not declared"
@@ -350,6 +363,20 @@ def _failed_result(
         message=_printable(_one_line(error)),
         detail=_printable(detail),
     )
+
+
+def _server_stopped(factory: StoreFactory) -> str | None:
+    """Why the wire server of ``factory`` stopped answering, or None (in process: never)."""
+    stopped = getattr(factory, "stopped", None)
+    if not callable(stopped):
+        return None
+    reason = stopped()
+    return reason if isinstance(reason, str) else None
+
+
+def _one_line_text(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else text
+    return first[:300]
 
 
 def _not_run(item: Check, reason: str) -> CheckResult:

@@ -97,9 +97,15 @@ def encode_archive(archive: Archive) -> bytes:
     )
 
 
-def decode_archive(data: bytes, registry: KindRegistry) -> Archive:
-    """Return the archive in ``data`` or raise the error of its first problem."""
-    archive, problems = inspect_archive(data, registry)
+def decode_archive(
+    data: bytes, registry: KindRegistry, unjudged: frozenset[str] = frozenset()
+) -> Archive:
+    """Return the archive in ``data`` or raise the error of its first problem.
+
+    ``unjudged`` names the companions whose capability the importing store does not
+    declare: their shapes are not judged here, the store refuses them (ERR-012).
+    """
+    archive, problems = inspect_archive(data, registry, unjudged)
     if problems:
         raise problems[0].error
     assert archive is not None
@@ -107,7 +113,7 @@ def decode_archive(data: bytes, registry: KindRegistry) -> Archive:
 
 
 def inspect_archive(
-    data: bytes, registry: KindRegistry
+    data: bytes, registry: KindRegistry, unjudged: frozenset[str] = frozenset()
 ) -> tuple[Archive | None, list[Problem]]:
     """Check ``data`` against every store-independent archive rule; collect all problems.
 
@@ -164,18 +170,23 @@ def inspect_archive(
     assert isinstance(conversation_id, str)
     companions = document["companions"]
     assert isinstance(companions, dict)
-    problems.extend(
-        Problem(found, _pointer("companions", "runtime"))
-        for found in companion_problems(conversation_id, events, companions)
-    )
-    problems.extend(
-        Problem(found, _pointer("companions", "projections"))
-        for found in projection_problems(events, companions, registry, None)
-    )
-    problems.extend(
-        Problem(found, _pointer("companions", "spills"))
-        for found in spill_problems(events, companions)
-    )
+    # ERR-012: a companion the store cannot serve is refused by the store (not_supported),
+    # whatever it holds; ``unjudged`` names them (empty for ``convledger verify``, ARC-015)
+    if "runtime" not in unjudged or "runtime" not in companions:  # TRN-104: events without it
+        problems.extend(
+            Problem(found, _pointer("companions", "runtime"))
+            for found in companion_problems(conversation_id, events, companions)
+        )
+    if "projections" not in unjudged or "projections" not in companions:
+        problems.extend(
+            Problem(found, _pointer("companions", "projections"))
+            for found in projection_problems(events, companions, registry, None)
+        )
+    if "spills" not in unjudged or "spills" not in companions:
+        problems.extend(
+            Problem(found, _pointer("companions", "spills"))
+            for found in spill_problems(events, companions)
+        )
     if problems:
         return None, problems
     # No ARC-003 problem: the bytes are canonical, so each decoded object keeps its text's
@@ -184,12 +195,15 @@ def inspect_archive(
 
 
 def _unsupported_version(document: dict[str, object]) -> Problem | None:
-    """ARC-002: an archive of this format but another formatVersion is not supported."""
-    if document.get("format") != FORMAT or "formatVersion" not in document:
+    """ARC-002, ARC-018: an integer formatVersion other than 1 is not supported.
+
+    ERR-011's step 2 comes before every rule of step 3, ``format`` included; a
+    ``formatVersion`` that is not an integer (null, text, ``1.0``) is not another
+    version but a member without its value (:func:`_check_members`).
+    """
+    version = document.get("formatVersion")
+    if not isinstance(version, int) or isinstance(version, bool) or version == FORMAT_VERSION:
         return None
-    version = document["formatVersion"]
-    if not isinstance(version, bool) and version == FORMAT_VERSION:
-        return None  # 1.0 is the same number; its bytes are refused as not canonical (ARC-003)
     return Problem(
         NotSupportedError(
             f"archive formatVersion {limits.shown(version)} is not supported",
@@ -206,6 +220,12 @@ def _check_members(document: dict[str, object]) -> list[Problem]:
         problems.append(_invalid(f"unknown archive member {name!r}", "ARC-002", _pointer(name)))
     for name in sorted(MEMBERS - set(document)):
         problems.append(_invalid(f"missing archive member {name!r}", "ARC-002", _pointer(name)))
+    version = document.get("formatVersion")
+    if "formatVersion" in document and (type(version) is not int or version != FORMAT_VERSION):
+        # ARC-018: not an integer (an integer other than 1 was refused before, step 2)
+        problems.append(
+            _invalid("formatVersion must be the integer 1", "ARC-018", "/formatVersion")
+        )
     if "format" in document and document["format"] != FORMAT:
         problems.append(_invalid(f"format must be {FORMAT!r}", "ARC-002", "/format"))
     conversation_id = document.get("conversationId")

@@ -23,6 +23,7 @@ import jsonschema
 from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.errors import InvalidInputError
+from convledger.patterns import EcmaValidator
 
 KindKey = tuple[str, int]
 
@@ -62,7 +63,7 @@ class KindRegistry:
             jsonschema.Draft202012Validator.check_schema(spec.payload_schema)
             table[key] = spec
         validators = {
-            key: jsonschema.Draft202012Validator(spec.payload_schema)
+            key: EcmaValidator(spec.payload_schema)  # KND-005
             for key, spec in table.items()
         }
         return cls(specs=table, validators=validators)

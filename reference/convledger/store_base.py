@@ -119,7 +119,8 @@ class StoreBase(abc.ABC):
             check_count(to_seq, "to_seq", "LED-010", minimum=1)
             if to_seq < from_seq:
                 raise InvalidInputError(
-                    f"to_seq {to_seq} is before from_seq {from_seq}",
+                    # WIR-049: never the decimal text of an integer of more than 64 bits
+                    f"to_seq {limits.shown(to_seq)} is before from_seq {limits.shown(from_seq)}",
                     requirement="LED-010",
                     field="to_seq",
                 )
@@ -161,7 +162,7 @@ class StoreBase(abc.ABC):
         spill metadata needs its bytes: it is imported as a bundle only (SPL-042).
         """
         limits.check_archive(archive, "archive")  # LIM-006, before any decoding
-        decoded = decode_archive(archive, self._registry)
+        decoded = decode_archive(archive, self._registry, self._unjudged_companions())
         if spill_companion.COMPANION in decoded.companions:
             raise InvalidInputError(
                 "an archive with spill objects is imported as a bundle (import_bundle)",
@@ -169,6 +170,16 @@ class StoreBase(abc.ABC):
                 field="companions",
             )
         return self._import_checked(decoded, projections)
+
+    def _unjudged_companions(self) -> frozenset[str]:
+        """ERR-012: the companions whose capability this store does not declare."""
+        return frozenset(
+            name for name, capability in (
+                (COMPANION, Capability.TRANSITIONS),
+                (projection_companion.COMPANION, Capability.PROJECTIONS),
+                (spill_companion.COMPANION, Capability.SPILLS),
+            ) if capability not in self.declared
+        )
 
     def _import_checked(
         self, decoded: Archive, projections: Sequence[ProjectionDefinition]
@@ -258,7 +269,7 @@ def companions_of(
 
 
 def _definitions(projections: object) -> dict[str, ProjectionDefinition]:
-    """PRJ-043: the caller's definitions for an import, by name (names unique)."""
+    """PRJ-043, PRJ-055: the caller's definitions for an import, by name (names unique)."""
     if isinstance(projections, (str, bytes)) or not isinstance(projections, Sequence):
         raise InvalidInputError(
             "projections is a sequence of ProjectionDefinition", requirement="PRJ-043",

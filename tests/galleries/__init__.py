@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 STORE_CHAPTERS = (
     "ledger", "sqlite", "postgres", "runtime", "projections", "spills", "search", "limits",
-    "boundaries", "freshness", "positions", "helpers",
+    "boundaries", "freshness", "positions", "helpers", "gaps",
     "durability",
 )
 """The galleries of broken stores, in kill-table order."""

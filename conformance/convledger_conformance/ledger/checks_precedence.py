@@ -97,6 +97,16 @@ def check_import_precedence(ctx: CheckContext) -> None:
              canonical.encode(later) + b" ", "not_supported"),
             ("another formatVersion into an occupied conversation",
              canonical.encode(later), "not_supported"),
+            # step 1 before step 2: what a strict decoder refuses (CAN-012, CAN-013) is not one
+            # JSON text, so its formatVersion is never read (issue 33: a lax decoder passed)
+            ("a repeated member in an archive of another formatVersion",
+             b'{"companions":{},' + canonical.encode(later)[1:], "invalid_input"),
+            ("a lone surrogate escape in an archive of another formatVersion",
+             canonical.encode(later).replace(b'"value":1', b'"value":"\\ud800"'),
+             "invalid_input"),
+            ("the integer 2**53+1 in an archive of another formatVersion",
+             canonical.encode(later).replace(b'"value":1', b'"value":9007199254740993'),
+             "invalid_input"),
             ("broken seqs into an occupied conversation with a stored eventId",
              archive("c", out_of_order), "invalid_input"),
             ("an unregistered event before a broken seq", archive("d", unknown),

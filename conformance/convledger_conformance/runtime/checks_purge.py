@@ -14,6 +14,7 @@ from typing import Final
 
 from hypothesis.stateful import run_state_machine_as_test
 
+from convledger.envelope import EventDraft
 from convledger.interface import require
 from convledger.runtime import Accept, Acquire, PurgeOutcome, Terminal
 from convledger.store import Capability, LedgerStore
@@ -40,14 +41,22 @@ TRANSITIONS: Final = Capability.TRANSITIONS
 
 
 
-@check("TRN-090", "TRN-093", "TRN-094", capability=PURGE, optional=(TRANSITIONS,))
+
+def _seed(store: LedgerStore, conversation: str, batch: list[EventDraft],
+          ids: tuple[str, ...]) -> None:
+    """An append that sets a purge check's scene; its refusal fails the append's id (LED-002)
+    beside the purge's, so a broken append is not reported as a broken purge only."""
+    accepted(partial(store.append, conversation, batch), ids,
+             f"an append of {len(batch)} valid drafts to {conversation!r} before the purge")
+
+@check("TRN-090", "TRN-093", "TRN-094", "LED-002", capability=PURGE, optional=(TRANSITIONS,))
 def check_purge_answers_and_reads(ctx: CheckContext) -> None:
     """TRN-090, TRN-093, TRN-094: purged, then already_purged; reads as if never there."""
 
     def body(given: LedgerStore) -> None:
         store = require(given, PURGE)
-        store.append("gone", drafts("gone", 3))
-        store.append("kept", drafts("kept", 2))
+        _seed(store, "gone", drafts("gone", 3), ("TRN-090", "LED-002"))
+        _seed(store, "kept", drafts("kept", 2), ("TRN-090", "LED-002"))
         kept = ledger_bytes(store, "kept")
         if TRANSITIONS in store.capabilities:
             driver = Driver(require(store, TRANSITIONS), ("TRN-093",))
@@ -78,13 +87,13 @@ def check_purge_answers_and_reads(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-@check("TRN-092", "ERR-001", capability=PURGE)
+@check("TRN-092", "ERR-001", "LED-002", capability=PURGE)
 def check_purged_conversation_refuses_writes(ctx: CheckContext) -> None:
     """TRN-092, ERR-001: append, transition and import of a purged conversation are purged."""
 
     def body(given: LedgerStore) -> None:
         store = require(given, PURGE)
-        store.append("c", drafts("c", 2))
+        _seed(store, "c", drafts("c", 2), ("TRN-092", "LED-002"))
         data = store.export_conversation("c")
         store.purge("c")
         for expected_head in (None, 0):
@@ -170,7 +179,7 @@ def check_purge_blocked_by_an_active_run(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-@check("TRN-095", "TRN-092", capability=PURGE)
+@check("TRN-095", "TRN-092", "LED-002", capability=PURGE)
 def check_purge_fences_concurrent_writers(ctx: CheckContext) -> None:
     """TRN-095: writes racing a purge on one handle land before it (and go) or are refused.
 
@@ -181,7 +190,7 @@ def check_purge_fences_concurrent_writers(ctx: CheckContext) -> None:
 
     def body(given: LedgerStore) -> None:
         store = require(given, PURGE)
-        store.append("c", [draft("seed")])
+        _seed(store, "c", [draft("seed")], ("TRN-095", "LED-002"))
         barrier = threading.Barrier(3)
         crashes: list[BaseException] = []
         refusals: list[str] = []
@@ -225,13 +234,13 @@ def check_purge_fences_concurrent_writers(ctx: CheckContext) -> None:
         body(store)
 
 
-@check("TRN-096", capability=PURGE)
+@check("TRN-096", "LED-002", capability=PURGE)
 def check_purged_event_ids_may_return(ctx: CheckContext) -> None:
     """TRN-096: a purged eventId is either accepted again elsewhere or refused as duplicate."""
 
     def body(given: LedgerStore) -> None:
         store = require(given, PURGE)
-        store.append("c", [draft("reused")])
+        _seed(store, "c", [draft("reused")], ("TRN-096", "LED-002"))
         store.purge("c")
         try:
             placed = store.append("d", [draft("reused")])

@@ -29,6 +29,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -345,7 +346,7 @@ def trace_of_failure(
         if not steps:
             continue
         replayed += 1
-        name = f"shrunk/{store_name}/{item.name}"
+        name = f"shrunk/{vector_label(store_name)}/{item.name}"
         trace = Trace(name, tuple(failed), capabilities_of(steps), tuple(steps))
         if not reproduces(context.factory, trace):
             continue
@@ -355,6 +356,13 @@ def trace_of_failure(
             _shortened(first[0]) if first else "no longer reproduces")
         return RecordedFailure(item.name, record(smallest), note)
     return RecordedFailure(item.name, None, _why_not(replayed, recorder.unlogged))
+
+
+def vector_label(store_name: str) -> str:
+    """The store's name as a vector meant for sharing may hold it: a Python name
+    (``module:Class``, a gallery class) as it is; anything else (a ``--command`` line, with
+    the user's paths) as ``wire-command``."""
+    return store_name if re.fullmatch(r"[A-Za-z0-9_.:-]{1,200}", store_name) else "wire-command"
 
 
 def _why_not(replayed: int, unlogged: collections.Counter[str]) -> str:

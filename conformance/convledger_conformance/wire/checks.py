@@ -91,7 +91,8 @@ def check_wire_malformed_frames(ctx: CheckContext) -> None:
             _refusal(reply, "invalid_input", ids, name)
             expected_id = {"args not a map": 8, "no op": 7}.get(name)
             if reply.get("id") != expected_id:
-                fail("WIR-004", f"{name}: the reply's id is {reply.get('id')!r}")
+                fail("WIR-004", f"{name}: the reply's id is {reply.get('id')!r}, expected "
+                     f"{expected_id!r}")
             _new_store(exchange)  # still serving
 
     _with_channel(ctx, body)

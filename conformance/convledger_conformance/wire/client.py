@@ -69,6 +69,16 @@ class WireStoreFactory:
         connection = self.connection
         return WireStore(connection, connection.request("newStore", {}))
 
+    def stopped(self) -> str | None:
+        """Why the server stopped answering (a timeout, an exit, a broken frame), or None.
+
+        The runner reports every later check ``not_run`` with this reason instead of
+        failing each one on a dead connection (as CAP-006 does for the suite's own calls).
+        """
+        if self._connection is None or self._connection.broken is None:
+            return None
+        return str(self._connection.broken)
+
     def close(self) -> None:
         """Stop the server, if it was started."""
         if self._connection is not None:

@@ -38,6 +38,9 @@ DEFAULT_TIMEOUT: Final = 60.0
 _STDERR_TAIL = 2000
 
 
+STOP_GRACE = 3.0
+"""Seconds a stopped server has between SIGTERM and SIGKILL to close its stores."""
+
 class WireError(Exception):
     """The server cannot be used: it hung, exited or broke the protocol (WIR-009).
 
@@ -153,6 +156,11 @@ class WireConnection:
             raise refusal
         return reply["ok"]
 
+    @property
+    def broken(self) -> WireError | None:
+        """Why the connection is unusable (a timeout, an exit, a frame not a reply), or None."""
+        return self._broken
+
     def exchange_raw(self, data: bytes, replies: int) -> list[Any]:
         """Send ``data`` as it is and return the next ``replies`` reply frames, decoded.
 
@@ -239,7 +247,7 @@ class WireConnection:
         while len(self._buffer) < size:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                self._process.kill()
+                self._stop()
                 raise WireTimeoutError(
                     f"{op}: no reply within {self.timeout} s; the server was killed{self._tail()}"
                 )
@@ -271,10 +279,21 @@ class WireConnection:
         if self._broken is None:
             self._broken = error
         if self._process.poll() is None:
+            self._stop()
+
+    def _stop(self) -> None:
+        """Stop the server: SIGTERM, so it can close its stores (a PostgreSQL server drops its
+        schemas), then SIGKILL after :data:`STOP_GRACE` seconds (WIR-009)."""
+        with contextlib.suppress(OSError):
+            self._process.terminate()
+        try:
+            self._process.wait(timeout=STOP_GRACE)
+        except subprocess.TimeoutExpired:
             self._process.kill()
+            self._process.wait()
 
     def close(self) -> None:
-        """End the server: close its input, wait briefly, then kill it."""
+        """End the server: close its input, wait briefly, then stop it (:meth:`_stop`)."""
         with self._lock:
             if self._process.stdin is not None and not self._process.stdin.closed:
                 with contextlib.suppress(OSError):
@@ -282,8 +301,7 @@ class WireConnection:
             try:
                 self._process.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+                self._stop()
             if self._process.stdout is not None:
                 self._process.stdout.close()
             self._stderr.close()

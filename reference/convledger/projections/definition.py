@@ -19,11 +19,12 @@ from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, check_identifier, check_positive_integer
 from convledger.errors import CanonicalJsonError, InvalidInputError
+from convledger.patterns import EcmaValidator
 
 Fold = Callable[[JsonValue, Envelope], JsonValue]
 """``fold(state, envelope) -> state``: may change ``state`` in place, must return the new one."""
 
-MAX_NAME_CHARS = 200
+MAX_NAME_CHARS = 200  # PRJ-001, LIM-013: code points (len of a str), never UTF-16 units
 """PRJ-001: the longest projection name, in characters."""
 
 
@@ -166,7 +167,7 @@ def state_validator(schema: object) -> jsonschema.protocols.Validator:
                 requirement="PRJ-002",
                 field="state_schema",
             ) from error
-        found = _VALIDATORS[key] = jsonschema.Draft202012Validator(schema)
+        found = _VALIDATORS[key] = EcmaValidator(schema)  # KND-005's patterns
     return found
 
 

@@ -124,7 +124,7 @@ def advance(
     state is checked against the schema (PRJ-033) before the store writes it.
     """
     start = starting_point(definition, stored)
-    target = min(head, start.upto_seq + max_events)
+    target = min(head, start.upto_seq + max_events)  # PRJ-053: skipped events count too
     state, upto = start.state, start.upto_seq
     while upto < target:
         page = read(upto + 1, min(PAGE, target - upto))

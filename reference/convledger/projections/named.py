@@ -70,6 +70,13 @@ def _failing(kind: str) -> FoldCode:
     return fold
 
 
+def _detour(state: JsonValue, envelope: Envelope, version: int) -> JsonValue:
+    """PRJ-054: at seq 2 a state the schema rejects, replaced by a valid one at seq 3."""
+    if envelope.seq == 2:
+        return {"count": "not an integer", "seqs": []}
+    return {"count": envelope.seq, "seqs": [envelope.seq * version]}
+
+
 FOLDS: Final[dict[str, FoldCode]] = {
     SUMMARY.name: lambda state, envelope, _: SUMMARY.fold(state, envelope),
     STATE_SLOTS.name: lambda state, envelope, _: STATE_SLOTS.fold(state, envelope),
@@ -77,6 +84,7 @@ FOLDS: Final[dict[str, FoldCode]] = {
     "conformance.fails-raises": _failing("raises"),
     "conformance.fails-set": _failing("set"),
     "conformance.fails-schema": _failing("schema"),
+    "conformance.detour": _detour,
 }
 """WIR-018: every named fold, by name."""
 

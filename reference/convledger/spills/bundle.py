@@ -46,7 +46,9 @@ def encode_bundle(archive_bytes: bytes, objects: Mapping[str, bytes]) -> bytes:
     return cbor2.dumps(document, canonical=True)  # SPL-052: the same bytes on re-export
 
 
-def decode_bundle(data: object, registry: KindRegistry) -> Archive:
+def decode_bundle(
+    data: object, registry: KindRegistry, unjudged: frozenset[str] = frozenset()
+) -> Archive:
     """SPL-051 .. SPL-053: the archive a bundle carries, with its objects checked."""
     if type(data) is not bytes:
         raise _invalid("a bundle is bytes")
@@ -54,16 +56,19 @@ def decode_bundle(data: object, registry: KindRegistry) -> Archive:
         document = cbor2.loads(data)
     except Exception as error:  # cbor2 raises several types for malformed input
         raise _invalid(f"not CBOR: {error}") from error
-    if not isinstance(document, dict) or set(document) != _MEMBERS:
-        raise _invalid("a bundle is a map of exactly archive, format, formatVersion, objects")
-    if document["format"] != FORMAT:
-        raise _invalid(f"format must be {FORMAT!r}")
-    version = document["formatVersion"]
-    if isinstance(version, bool) or version != FORMAT_VERSION or type(version) is not int:
+    version = document.get("formatVersion") if isinstance(document, dict) else None
+    if type(version) is int and version != FORMAT_VERSION:
+        # ARC-018, ERR-011 step 2: an integer other than 1, before every member rule
         raise NotSupportedError(
             f"bundle formatVersion {limits.shown(version)} is not supported", requirement="SPL-051",
             capability="bundle",
         )
+    if not isinstance(document, dict) or set(document) != _MEMBERS:
+        raise _invalid("a bundle is a map of exactly archive, format, formatVersion, objects")
+    if document["format"] != FORMAT:
+        raise _invalid(f"format must be {FORMAT!r}")
+    if type(version) is not int:
+        raise _invalid("formatVersion must be the integer 1 (ARC-018)")
     try:
         canonical_again = cbor2.dumps(document, canonical=True)
     except Exception as error:
@@ -74,7 +79,7 @@ def decode_bundle(data: object, registry: KindRegistry) -> Archive:
     if type(archive_bytes) is not bytes or not isinstance(pairs, list):
         raise _invalid("archive is a byte string and objects an array")
     objects = _objects(pairs)
-    archive = decode_archive(archive_bytes, registry)
+    archive = decode_archive(archive_bytes, registry, unjudged)  # ERR-012
     entries = parse_spills(archive.companions[COMPANION]) if COMPANION in archive.companions else []
     if [entry.reference for entry in entries] != list(objects):
         raise _invalid("objects must pair exactly the spills companion's references, in order")

@@ -33,7 +33,7 @@ REASONS = ("deleted", "expired")
 
 _NAME = r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}"
 MEDIA_TYPE = re.compile(rf"{_NAME}/{_NAME}(?:; ?{_NAME}=(?:{_NAME}|\"[ -!#-~]*\"))*")
-"""SPL-004: ``type/subtype`` in lower case, with optional ``; name=value`` parameters."""
+"""SPL-004, SPL-056: ``type/subtype`` in lower case, with optional ``; name=value`` parameters."""
 
 Authorize = Callable[[JsonValue], bool]
 """``authorize(descriptor)``: the literal True grants, anything else denies (SPL-020)."""
@@ -142,7 +142,7 @@ def check_operation(value: object) -> dict[str, JsonValue]:
 
 
 def check_authorize(value: object) -> Authorize:
-    """SPL-020: the callback is required and callable."""
+    """SPL-020, SPL-057: the callback is required and callable (else invalid_input)."""
     if not callable(value):
         raise InvalidInputError(
             "authorize must be a callable", requirement="SPL-020", field="authorize"

@@ -10,7 +10,7 @@ returns against their sha256 (SPL-022) and encodes and decodes bundles
 ==========================  =====================================================
 hook                        contract
 ==========================  =====================================================
-``_put_spill``              in ONE atomic step: refuse a purged conversation,
+``_put_spill``              in ONE atomic step: refuse a purged conversation (TRN-110),
                             refuse a live reference (``duplicate``), append the
                             ``spill/created`` event (eventId unique) and store
                             the object with its seq
@@ -211,7 +211,9 @@ class SpillsBase(StoreBase):
         """SPL-051 .. SPL-055: decode, check every object, write all or nothing."""
         self._require(Capability.SPILLS, "import_bundle")
         limits.check_archive(bundle, "bundle")  # LIM-006, before any decoding
-        return self._import_checked(decode_bundle(bundle, self._registry), projections)
+        return self._import_checked(
+            decode_bundle(bundle, self._registry, self._unjudged_companions()), projections
+        )
 
     # -- hooks ------------------------------------------------------------------------------
 

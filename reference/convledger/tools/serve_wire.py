@@ -31,7 +31,9 @@ from __future__ import annotations
 import argparse
 import atexit
 import importlib
+import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable
@@ -266,6 +268,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
     if args.drop_location is not None:
         return drop(args)
+    # As convledger-conformance --store does: ./mystore.py is importable by --factory and
+    # --opener whichever way serve-wire was started (the console script's sys.path lacks it).
+    working = os.getcwd()
+    if working not in sys.path:
+        sys.path.insert(0, working)
     try:
         maker = maker_for(args)
         openers = LOCATION_OPENERS.get(args.store)
@@ -277,5 +284,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"serve-wire: cannot load the store: {error}", file=sys.stderr)
         return EXIT_REFUSED
     sys.stdout.flush()
+    # A client stops a server with SIGTERM before SIGKILL (WIR-009): exit through serve's
+    # finally, which closes every store it made (a PostgreSQL store then drops its schema).
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, _exit_on_signal)
     # WIR-023: frames only on standard output; diagnostics go to standard error.
     return WireServer(maker, opener=opener).serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
+def _exit_on_signal(number: int, frame: object) -> None:
+    """Leave the serving loop as an exit, so the stores are closed on the way out."""
+    raise SystemExit(128 + number)

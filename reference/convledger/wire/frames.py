@@ -39,8 +39,9 @@ def encode_frame(message: dict[str, Any]) -> bytes:
     return _LENGTH.pack(len(body)) + body
 
 
-MAX_NESTING = 512
-"""WIR-003: the deepest nesting of arrays, maps and tags a receiver reads."""
+MAX_NESTING = 300
+"""WIR-048: the deepest nesting of arrays, maps and bignum tags a receiver reads (the frame's
+own map is level 1); a deeper frame is malformed. cbor2 itself stops at 400, never reached."""
 
 
 def decode_body(body: bytes) -> dict[str, Any]:
@@ -59,8 +60,8 @@ def decode_body(body: bytes) -> dict[str, Any]:
 
 def _scan(data: bytes, position: int, depth: int) -> int:
     """The end of the data item at ``position``, refusing what WIR-003 excludes."""
-    if depth > MAX_NESTING:
-        raise FrameError(f"the frame nests deeper than {MAX_NESTING}")
+    if depth >= MAX_NESTING:  # the item at ``depth`` is at level depth + 1 (WIR-048)
+        raise FrameError(f"the frame nests deeper than {MAX_NESTING} levels (WIR-048)")
     if position >= len(data):
         raise FrameError("the frame ends inside a CBOR item")
     initial = data[position]
@@ -87,8 +88,14 @@ def _scan(data: bytes, position: int, depth: int) -> int:
             position = _scan(data, position, depth + 1)
         return position
     if major == 5:
-        for _ in range(2 * argument):
+        keys: set[bytes] = set()
+        for _ in range(argument):
+            start = position
             position = _scan(data, position, depth + 1)
+            keys.add(_key_identity(data, start, position))
+            position = _scan(data, position, depth + 1)
+        if len(keys) != argument:
+            raise FrameError("a CBOR map holds the same key twice (WIR-047)")
         return position
     if major == 6:
         if argument not in (2, 3) or position >= len(data) or data[position] >> 5 != 2:
@@ -97,6 +104,24 @@ def _scan(data: bytes, position: int, depth: int) -> int:
     if info in (20, 21, 22, 25, 26, 27):
         return position
     raise FrameError(f"the CBOR simple value {argument} is not part of the protocol (WIR-003)")
+
+
+def _key_identity(data: bytes, start: int, end: int) -> bytes:
+    """The identity of the map key ``data[start:end]``: equal for equal keys (WIR-047).
+
+    A text key (nearly all) is its UTF-8 bytes; any other key its deterministic
+    re-encoding, so a key written with a longer length or integer form than needed
+    is still the same key.
+    """
+    initial = data[start]
+    if initial >> 5 == 3:
+        info = initial & 0x1F
+        header = 1 if info < 24 else 1 + (1 << (info - 24))
+        return b"t" + data[start + header:end]
+    try:
+        return b"o" + cbor2.dumps(cbor2.loads(data[start:end]), canonical=True)
+    except Exception as error:  # an ill-formed key: the frame is not well-formed CBOR
+        raise FrameError(f"the frame is not well-formed CBOR: {error}") from error
 
 
 def write_frame(stream: BinaryIO, message: dict[str, Any]) -> None:

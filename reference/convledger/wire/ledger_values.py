@@ -107,6 +107,12 @@ def drafts_out(drafts: object) -> Any:
     return value_out(drafts)
 
 
+DRAFT_MEMBERS = frozenset(
+    {"eventId", "kind", "occurredAt", "payload", "schemaVersion", "ignorable"}
+)
+"""WIR-012, WIR-044: exactly the members of a draft map."""
+
+
 def draft_in(value: object) -> object:
     """The :class:`EventDraft` a draft map names, unvalidated (the store validates)."""
     if not isinstance(value, dict):
@@ -122,9 +128,18 @@ def draft_in(value: object) -> object:
 
 
 def drafts_in(value: object) -> object:
-    """The ``drafts`` argument as the store receives it."""
+    """The ``drafts`` argument as the store receives it (trace vectors may omit ``ignorable``)."""
     if isinstance(value, list):
         return [draft_in(item) for item in value]
+    return value
+
+
+def wire_drafts_in(value: object) -> object:
+    """``drafts`` of an append request: a map without exactly the six members of a draft is no
+    draft (null, refused by the store, WIR-012); no member is dropped or defaulted (WIR-044)."""
+    if isinstance(value, list):
+        return [draft_in(item) if not isinstance(item, dict) or set(item) == DRAFT_MEMBERS
+                else None for item in value]
     return value
 
 

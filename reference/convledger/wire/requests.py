@@ -22,6 +22,7 @@ from convledger.interface import EveryOperation
 from convledger.projections.named import resolve
 from convledger.store_interface import LedgerStore
 from convledger.wire import values
+from convledger.wire.ledger_values import wire_drafts_in
 
 Handler = Callable[[EveryOperation, dict[str, Any]], object]
 
@@ -42,7 +43,7 @@ def _kwargs(args: dict[str, Any], *names: tuple[str, str]) -> dict[str, Any]:
 def _append(store: EveryOperation, args: dict[str, Any]) -> object:
     placed = store.append(
         member(args, "conversationId"),
-        values.drafts_in(member(args, "drafts")),  # type: ignore[arg-type]
+        wire_drafts_in(member(args, "drafts")),  # type: ignore[arg-type]  # WIR-044
         **_kwargs(args, ("expectedHead", "expected_head")),
     )
     return [values.envelope_out(envelope) for envelope in placed]
@@ -88,12 +89,16 @@ def _authorize(args: dict[str, Any]) -> Any:
 
 
 def _put_spill(store: EveryOperation, args: dict[str, Any]) -> object:
+    # An absent required member reaches the store as null and is refused there (WIR-049:
+    # never a TypeError of a missing keyword answered as internal).
     metadata = store.put_spill(
         _conversation(args),
         member(args, "data"),
-        **_kwargs(args, ("mediaType", "media_type"), ("operation", "operation"),
-                  ("reference", "reference"), ("eventId", "event_id"),
-                  ("occurredAt", "occurred_at")),
+        media_type=member(args, "mediaType"),
+        operation=member(args, "operation"),
+        reference=member(args, "reference"),
+        event_id=member(args, "eventId"),
+        occurred_at=member(args, "occurredAt"),
     )
     return values.metadata_out(metadata)
 
@@ -108,8 +113,9 @@ def _delete_spill(store: EveryOperation, args: dict[str, Any]) -> object:
     envelope = store.delete_spill(
         _conversation(args),
         member(args, "reference"),
-        **_kwargs(args, ("reason", "reason"), ("eventId", "event_id"),
-                  ("occurredAt", "occurred_at")),
+        event_id=member(args, "eventId"),
+        occurred_at=member(args, "occurredAt"),
+        **_kwargs(args, ("reason", "reason")),
     )
     return values.envelope_out(envelope)
 

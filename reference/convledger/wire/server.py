@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Final
 
 import convledger
+from convledger import limits
 from convledger.errors import InvalidInputError, LedgerError, NotSupportedError
 from convledger.interface import unchecked
 from convledger.store_interface import LedgerStore
@@ -114,7 +115,7 @@ class WireServer:
     def _loop(self, requests: BinaryIO, send: Send) -> None:
         while True:
             try:
-                request = read_frame(requests)
+                request = self._read(requests)
             except EndOfStream:
                 return
             except FramingLost:
@@ -140,7 +141,7 @@ class WireServer:
         self, request: dict[str, Any], callback: Callable[[object], bool]
     ) -> dict[str, Any]:
         """The reply to one decoded request frame (WIR-005 .. WIR-008, WIR-030)."""
-        ident = request.get("id")
+        ident = request.get("id")  # WIR-045: members besides id, op and args are ignored
         op = request.get("op")
         args = request.get("args", {})
         if not _is_id(ident) or not isinstance(op, str) or not isinstance(args, dict):
@@ -155,12 +156,12 @@ class WireServer:
         except LedgerError as error:
             return {"id": ident, "error": values.error_out(error)}
         except Exception as error:  # a bug of the store: never a refusal (WIR-008)
-            return {"id": ident, "error": {"kind": values.INTERNAL, "message": repr(error)}}
+            return {"id": ident, "error": {"kind": values.INTERNAL, "message": _described(error)}}
         return {"id": ident, "ok": value}
 
     def _reverse_caller(self, requests: BinaryIO, send: Send) -> Callable[[object], bool]:
         """The stand-in for the client's callback of one request (WIR-030 .. WIR-034)."""
-        counter = iter(range(1, 2**63))
+        counter = self._callback_numbers()
 
         def authorize(value: object) -> bool:
             if self._stray is not None or self._lost is not None:
@@ -172,7 +173,7 @@ class WireServer:
                 raise CallbackFailed(f"an argument without a CBOR image: {error}") from None
             send({"callback": ident, "kind": "authorize", "args": {"value": argument}})
             try:
-                answer = read_frame(requests)
+                answer = self._read(requests)
             except EndOfStream:
                 raise CallbackFailed("the input ended while a callback was pending") from None
             except FramingLost as error:
@@ -202,6 +203,14 @@ class WireServer:
 
         return authorize
 
+    def _read(self, requests: BinaryIO) -> dict[str, Any]:
+        """The next frame's map (WIR-001 .. WIR-004, WIR-047, WIR-048)."""
+        return read_frame(requests)
+
+    def _callback_numbers(self) -> Iterator[int]:
+        """WIR-043: the ids of one request's callback frames, 1, 2, 3, ..."""
+        return iter(range(1, 2**63))
+
     def _dispatch(self, op: str, args: dict[str, Any]) -> object:
         if op == "hello":
             return self._hello(args)
@@ -214,10 +223,10 @@ class WireServer:
         store = self._store(args)
         if op == "reopen":
             reopened = unchecked(store).reopen()
-            self._stores.pop(args["store"], None)
+            self._stores.pop(member(args, "store"), None)
             return self._register(reopened)
         if op == "close":
-            self._stores.pop(args["store"]).close()
+            self._stores.pop(member(args, "store")).close()
             return None
         if op == "capabilities":
             return declared_over_wire(store)
@@ -232,9 +241,15 @@ class WireServer:
 
     def _hello(self, args: dict[str, Any]) -> object:
         offered = member(args, "protocol")
+        if type(offered) is not int:  # WIR-046: 1.0, true, text, null or no protocol at all
+            raise InvalidInputError(
+                f"hello's protocol is an integer, not {limits.shown(offered)}",
+                requirement="WIR-046",
+                field="protocol",
+            )
         if offered != PROTOCOL_VERSION:
-            raise NotSupportedError(
-                f"protocol version {offered!r} is not {PROTOCOL_VERSION}",
+            raise NotSupportedError(  # WIR-049: never the full decimal form of a bignum
+                f"protocol version {limits.shown(offered)} is not {PROTOCOL_VERSION}",
                 requirement="WIR-006",
                 capability="",
             )
@@ -242,7 +257,7 @@ class WireServer:
         probe = self._maker()
         try:
             declared = declared_over_wire(probe)
-            limits = dict(getattr(probe, "declared_limits", {}))
+            raised = dict(getattr(probe, "declared_limits", {}))
         finally:
             probe.close()
         answer: dict[str, Any] = {
@@ -252,8 +267,8 @@ class WireServer:
             "capabilities": declared,
             "operations": sorted(OPERATIONS) + (["openStore"] if self._opener else []),
         }
-        if limits:  # LIM-010: a store that raises a limit says so in hello
-            answer["limits"] = limits
+        if raised:  # LIM-010: a store that raises a limit says so in hello
+            answer["limits"] = raised
         return answer
 
     def _open_location(self, args: dict[str, Any]) -> LedgerStore:
@@ -275,7 +290,9 @@ class WireServer:
     def _store(self, args: dict[str, Any]) -> LedgerStore:
         handle = member(args, "store")
         if not _is_id(handle) or handle not in self._stores:
-            raise InvalidInputError(f"no open store has handle {handle!r}", requirement="WIR-020")
+            raise InvalidInputError(  # WIR-049: a bignum handle is shown by its size
+                f"no open store has handle {limits.shown(handle)}", requirement="WIR-020"
+            )
         return self._stores[handle]
 
     def _close_all(self) -> None:
@@ -307,3 +324,11 @@ def _framed(reply: dict[str, Any]) -> bytes:
     except Exception as error:
         failure = {"kind": values.INTERNAL, "message": f"unencodable result: {error!r}"}
         return encode_frame({"id": reply.get("id"), "error": failure})
+
+
+def _described(error: Exception) -> str:
+    """An internal failure's text; a text that cannot be made (WIR-049) is replaced, not raised."""
+    try:
+        return repr(error)
+    except Exception:
+        return f"{type(error).__name__} (its text could not be formed)"
