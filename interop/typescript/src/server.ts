@@ -113,7 +113,8 @@ export class Session {
     if (request instanceof ForeignMap) request = request.textMembers as CborValue;
     if (!isObject(request)) return { id: null, error: { kind: 'invalid_input', message: 'a frame holds a map', requirement: 'WIR-004' } };
     const id = request.id;
-    const args = 'args' in request ? request.args : {};
+    const given = 'args' in request ? request.args : {};
+    const args = given instanceof ForeignMap ? given.textMembers : given; // WIR-026: unnamed members ignored
     if (!isId(id) || typeof request.op !== 'string' || !isObject(args)) {
       return { id: isId(id) ? id : null, error: { kind: 'invalid_input', message: 'a request is {id, op, args?}', requirement: 'WIR-004' } };
     }

@@ -47,7 +47,12 @@ test('a request map with a non-text key is still a request; other members are ig
   const reply = s.answer(decode(frame));
   assert.equal(reply.id, 7);
   assert.ok(reply.ok);
-  assert.equal(s.answer({ id: 8, op: 'newStore', args: {}, trace: 'x' }).id, 8);
+  assert.ok(s.answer({ id: 8, op: 'newStore', args: {}, trace: 'x' }).ok);
+  // args {1: 0, "store": 1, "conversationId": "c"}: the non-text member is ignored (WIR-026)
+  const head = Uint8Array.from([0xa3, 0x62, 0x69, 0x64, 0x09, 0x62, 0x6f, 0x70, 0x64, ...Buffer.from('head'),
+    0x64, ...Buffer.from('args'), 0xa3, 0x01, 0x00, 0x65, ...Buffer.from('store'), 0x01,
+    0x6e, ...Buffer.from('conversationId'), 0x61, 0x63]);
+  assert.equal(s.answer(decode(head)).ok, 0);
 });
 
 test('a draft map of an append has exactly its six members (WIR-044)', () => {
