@@ -43,6 +43,8 @@ CONSTANT = re.compile(r"(MAX|MIN|DEFAULT)_[A-Z0-9_]+|LIMITS|BOUNDS|BY_NAME")
 NOT_AN_ORACLE = {
     ("wire/connection.py", "MAX_FRAME"): "the client's own framing (WIR-001): the largest reply "
                                          "frame it reads, not a value it expects of a store",
+    ("diff/peers.py", "MAX_FRAME"): "diff's own framing (WIR-001): the largest frame it reads "
+                                    "from either server, not a value it expects of a store",
 }
 """Reference constants the suite may import, each with the reason it is no expected value."""
 

@@ -202,14 +202,16 @@ def check_wire_huge_integers(ctx: CheckContext) -> None:
                    "requester", "query", "scope", "definition", "maxEvents", "name",
                    "projections", "location", "authorize")
         # every other member legal-looking (a request ignores the members its row does not
-        # name, WIR-026), so the integer is judged where it stands, not after a null
+        # name, WIR-026), so the integer is judged where it stands, not after a null; but no
+        # `location`: an openStore that succeeded would make a persistent store (a file in the
+        # server's working directory, a PostgreSQL schema) that nothing removes
         base: dict[str, Any] = {
             "store": handle, "conversationId": "h", "drafts": [_draft_map("w-h1", 1)],
             "fromSeq": 1, "toSeq": 2, "limit": 10, "eventId": "w-h2",
             "occurredAt": "2024-05-01T12:00:00Z", "runId": "r", "data": b"x",
             "mediaType": "text/plain", "operation": {"operationId": "o", "authorization": {}},
             "reference": "r", "reason": "deleted", "requester": "u", "query": "q",
-            "maxEvents": 10, "name": "n", "location": "h",
+            "maxEvents": 10, "name": "n",
             "definition": {"name": "n", "version": 1, "stateSchema": {}, "initialState": {},
                            "fold": "conformance.count", "kinds": None},
         }

@@ -36,14 +36,18 @@ export function encodeArchive(conversationId: string, events: readonly Envelope[
 export function decodeArchive(data: unknown, registry: KindRegistry, declared: ReadonlySet<string>): Archive {
   if (!(data instanceof Uint8Array)) throw invalid('an archive is bytes', 'ARC-003', 'archive'); // WIR-014
   if (data.length > MAX_ARCHIVE_BYTES) throw invalid(`an archive has at most ${MAX_ARCHIVE_BYTES} bytes`, 'LIM-006', 'archive');
-  const document = decodeStrict(data); // CAN-010 .. CAN-013
-  if (isObject(document) && document.format === 'convledger.archive' && 'formatVersion' in document && document.formatVersion !== 1) {
+  const integers = new Set<string>();
+  const document = decodeStrict(data, integers); // step 1: CAN-010 .. CAN-013
+  // step 2, ARC-018: an integer other than 1 (written without fraction or exponent) is another
+  // version, whatever `format` says; null, text or 2.0 are refused as invalid_input at step 3
+  if (isObject(document) && integers.has('formatVersion') && document.formatVersion !== 1) {
     throw new Refusal('not_supported', 'another archive formatVersion', 'ARC-002', { capability: '' });
   }
   if (canonical(document, 'archive') !== Buffer.from(data).toString('utf8')) throw invalid('the archive is not canonical JSON', 'ARC-003', 'archive');
   if (!isObject(document)) throw invalid('an archive is an object', 'ARC-002', 'archive');
   for (const name of Object.keys(document)) if (!MEMBERS.includes(name)) throw invalid(`unknown member ${name}`, 'ARC-002', name);
   for (const name of MEMBERS) if (!(name in document)) throw invalid(`missing member ${name}`, 'ARC-002', name);
+  if (document.formatVersion !== 1 || !integers.has('formatVersion')) throw invalid('formatVersion must be the integer 1', 'ARC-018', 'formatVersion');
   if (document.format !== 'convledger.archive') throw invalid('another format', 'ARC-002', 'format');
   const conversationId = document.conversationId;
   if (typeof conversationId !== 'string' || conversationId.length === 0) throw invalid('a bad conversationId', 'ARC-002', 'conversationId');
@@ -76,11 +80,13 @@ export function decodeArchive(data: unknown, registry: KindRegistry, declared: R
     if (RUNTIME_KINDS.has(envelope.kind)) runtimeEvents = true;
     return envelope;
   });
-  if (runtimeEvents !== 'runtime' in companions) {
+  // ERR-012: a companion is judged only when the store declares its capability; a store without
+  // transitions still refuses runtime events without their companion (TRN-104)
+  if (declared.has('transitions') ? runtimeEvents !== 'runtime' in companions : runtimeEvents && !('runtime' in companions)) {
     throw invalid('a runtime companion exactly when the ledger has runtime events', 'TRN-104', 'companions');
   }
   // PRJ-041, PRJ-042: the companion's shape, and the built-ins' checkpoints against their fold
-  if ('projections' in companions) projectionProblem(checked, companions.projections, registry, null);
+  if ('projections' in companions && declared.has('projections')) projectionProblem(checked, companions.projections, registry, null);
   if ('spills' in companions) throw invalid('an archive with spill objects is imported as a bundle', 'SPL-042', 'companions');
   if (absent !== null) throw notSupported(absent, `importing this companion needs capability ${absent}`);
   return { conversationId, events: checked, companions };

@@ -6,7 +6,10 @@ export class IntegralFloat {
 }
 
 /** A CBOR map with a key that is not text: no JSON object; the store refuses it (CAN-007). */
-export class ForeignMap {}
+export class ForeignMap {
+  /** The members whose keys are text, so that a request frame's `id` can still be read (WIR-004). */
+  constructor(readonly textMembers: { readonly [key: string]: CborValue } = {}) {}
+}
 
 /** What a frame decodes to. Integers beyond +-(2^53-1) are BigInts (WIR-010). */
 export type CborValue =
@@ -31,7 +34,8 @@ export type Encodable =
 /** A frame that is not well-formed CBOR of the protocol (WIR-003, WIR-004). */
 export class MalformedFrame extends Error {}
 
-const MAX_NESTING = 512;
+/** WIR-048: the frame's own map is level 1; no data item deeper than level 300. */
+export const MAX_NESTING = 300;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 function halfToNumber(h: number): number {
@@ -51,6 +55,15 @@ function float(x: number): number | IntegralFloat {
   return Number.isInteger(x) ? new IntegralFloat(x) : x;
 }
 
+/** The identity of a map key that is not text: its deterministic encoding (WIR-047). */
+function foreignKey(key: CborValue, index: number): string {
+  try {
+    return `o${Buffer.from(encode(key)).toString('latin1')}`;
+  } catch {
+    return `x${index}`; // a key holding a map with a non-text key: compared as distinct
+  }
+}
+
 /** Decode one frame body: exactly one CBOR item of WIR-003, nothing after it. */
 export function decode(body: Uint8Array): CborValue {
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
@@ -60,7 +73,8 @@ export function decode(body: Uint8Array): CborValue {
     if (pos + n > body.length) throw new MalformedFrame('the frame ends inside a CBOR item');
   };
   const item = (depth: number): CborValue => {
-    if (depth > MAX_NESTING) throw new MalformedFrame('the frame nests too deep');
+    // the item at `depth` lies at level depth + 1 (WIR-048)
+    if (depth >= MAX_NESTING) throw new MalformedFrame(`the frame nests deeper than ${MAX_NESTING} levels (WIR-048)`);
     need(1);
     const initial = body[pos++] as number;
     const major = initial >> 5;
@@ -98,22 +112,27 @@ export function decode(body: Uint8Array): CborValue {
         const n = count();
         const out: { [key: string]: CborValue } = Object.create(null) as { [key: string]: CborValue };
         let foreign = false;
+        const keys = new Set<string>();
         for (let i = 0; i < n; i++) {
           const key = item(depth + 1);
+          // WIR-047: a key that occurs twice makes the frame malformed. Text keys are the same
+          // key when their text is; any other key when its deterministic encoding is.
+          const identity = typeof key === 'string' ? `t${key}` : foreignKey(key, i);
+          if (keys.has(identity)) throw new MalformedFrame('a CBOR map holds the same key twice (WIR-047)');
+          keys.add(identity);
           const value = item(depth + 1);
           if (typeof key !== 'string') { foreign = true; continue; }
-          // A repeated key: WIR-003 is silent; the reference's decoder (cbor2) keeps the last value.
           Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
         }
-        return foreign ? new ForeignMap() : out;
+        return foreign ? new ForeignMap(out) : out;
       }
       case 6: {
         if (arg !== 2 && arg !== 3) throw new MalformedFrame(`CBOR tag ${String(arg)} is not part of the protocol (WIR-003)`);
         need(1);
         if ((body[pos] as number) >> 5 !== 2) throw new MalformedFrame('a bignum tag without a byte string');
         const bytes = item(depth + 1) as Uint8Array;
-        let magnitude = 0n;
-        for (const byte of bytes) magnitude = (magnitude << 8n) | BigInt(byte);
+        // linear in the bignum's length (an integer of 10^5 digits, WIR-049), not a shift per byte
+        const magnitude = bytes.length === 0 ? 0n : BigInt(`0x${Buffer.from(bytes).toString('hex')}`);
         return integer(arg === 2 ? magnitude : -1n - magnitude);
       }
       default: {

@@ -67,3 +67,13 @@ export function purged(conversationId: string): Refusal {
 export function notSupported(capability: string, message: string, requirement = 'CAP-002'): Refusal {
   return new Refusal('not_supported', message, requirement, { capability });
 }
+
+/**
+ * A value as an error message shows it (WIR-049): an integer of more than 64 bits by its size,
+ * never its full decimal form (which costs time quadratic in its length).
+ */
+export function shown(value: unknown): string {
+  if (typeof value === 'bigint' && (value >= 1n << 64n || value < -(1n << 64n))) return `an integer of ${value.toString(16).length * 4} bits`;
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  return String(value);
+}

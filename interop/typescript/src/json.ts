@@ -90,8 +90,10 @@ const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
  * Decode bytes strictly (CAN-010 .. CAN-013, CAN-016): exactly one JSON text in UTF-8 without a
  * byte order mark, no repeated member name, no number that overflows a double, no lone
  * surrogate, no integer literal beyond +-(2^53-1) unless it is the canonical form of a double.
+ * `integerMembers`, when given, receives the names of the top-level object's members written as
+ * integer literals (no fraction, no exponent: ARC-018 tells `2` from `2.0`).
  */
-export function decodeStrict(bytes: Uint8Array): Json {
+export function decodeStrict(bytes: Uint8Array, integerMembers?: Set<string>): Json {
   if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
     throw new JsonRefusal('bom', 'the input starts with a byte order mark', 'CAN-011');
   }
@@ -129,6 +131,7 @@ export function decodeStrict(bytes: Uint8Array): Json {
     return out;
   };
   const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
+  let integerLiteral = false;
   const number = (): number => {
     NUMBER.lastIndex = pos;
     const m = NUMBER.exec(text);
@@ -136,6 +139,7 @@ export function decodeStrict(bytes: Uint8Array): Json {
     pos = NUMBER.lastIndex;
     const literal = m[0];
     const value = Number(literal);
+    integerLiteral = m[1] === undefined && m[2] === undefined;
     if (m[1] === undefined && m[2] === undefined && !Number.isSafeInteger(value) && String(value) !== literal) {
       throw new JsonRefusal('integer_out_of_range', 'an integer literal outside +-(2^53-1)', 'CAN-013');
     }
@@ -158,7 +162,9 @@ export function decodeStrict(bytes: Uint8Array): Json {
         if (seen.has(key)) throw new JsonRefusal('duplicate_key', `the member ${JSON.stringify(key)} repeats`, 'CAN-012');
         seen.add(key);
         skip(); expect(':');
+        integerLiteral = false;
         const item = value(depth + 1);
+        if (depth === 0 && integerLiteral && typeof item === 'number') integerMembers?.add(key);
         Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
         skip();
         if (text[pos] === ',') { pos++; continue; }

@@ -2,7 +2,7 @@
 //
 // Payloads are validated with the subset of JSON Schema 2020-12 that kinds.json uses: type,
 // properties, required, additionalProperties, enum, const, minimum, maximum, minLength,
-// pattern, items, uniqueItems, allOf, anyOf, not, if/then/else (patterns: see pythonSearch).
+// pattern, items, uniqueItems, allOf, anyOf, not, if/then/else (patterns: see ecmaSearch).
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -62,26 +62,11 @@ function equal(a: unknown, b: unknown): boolean {
 const patterns = new Map<string, RegExp>();
 
 /**
- * A `pattern` as the reference judges it (Python's `re.search`, which jsonschema uses): the spec
- * does not name the dialect, so the kit follows the reference: `$` outside a class matches at
- * the end or before a final newline, and `\d` is any Unicode decimal digit (`\p{Nd}`).
+ * KND-005: a `pattern` is an ECMA-262 regular expression without flags (JSON Schema 2020-12
+ * §6.4): `$` matches only at the very end, `\d` is [0-9], a match may start anywhere.
  */
-export function pythonSearch(pattern: string): RegExp {
-  let out = '';
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i] as string;
-    if (c === '\\') {
-      const next = pattern[i + 1] ?? '';
-      i++;
-      out += next === 'd' ? '\\p{Nd}' : next === 'D' ? '\\P{Nd}' : `\\${next}`;
-      continue;
-    }
-    if (inClass) { if (c === ']') inClass = false; out += c; continue; }
-    if (c === '[') { inClass = true; out += c; if (pattern[i + 1] === ']') { out += ']'; i++; } continue; }
-    out += c === '$' ? '(?=\\n?$)' : c;
-  }
-  return new RegExp(out, 'u');
+export function ecmaSearch(pattern: string): RegExp {
+  return new RegExp(pattern);
 }
 
 /** True when `value` (plain JSON) meets `schema`. */
@@ -104,7 +89,7 @@ export function valid(schema: Schema, value: unknown): boolean {
     if (typeof s.minLength === 'number' && [...value].length < s.minLength) return false;
     if (typeof s.pattern === 'string') {
       let re = patterns.get(s.pattern);
-      if (re === undefined) { re = pythonSearch(s.pattern); patterns.set(s.pattern, re); }
+      if (re === undefined) { re = ecmaSearch(s.pattern); patterns.set(s.pattern, re); }
       if (!re.test(value)) return false;
     }
   }

@@ -5,6 +5,7 @@
 import { decodeArchive, encodeArchive } from './archive.js';
 import { type Draft, type Envelope, MAX_SAFE, checkCount, checkDraft, checkText, place } from './envelope.js';
 import { Refusal, conflict, duplicate, invalid, notSupported, purged } from './errors.js';
+import { isObject } from './json.js';
 import type { KindRegistry } from './kinds.js';
 import { DEFAULT_MAX_EVENTS, MAX_EVENTS, advance, checkName, definitionIn, definitionsIn, projectionProblem } from './projections.js';
 import type { Capability, Checkpoint, Storage, StoredState } from './storage.js';
@@ -12,6 +13,22 @@ import type { Capability, Checkpoint, Storage, StoredState } from './storage.js'
 export const MAX_BATCH = 10000; // LED-001
 export const MAX_READ_LIMIT = 10000; // LED-010
 export const DEFAULT_READ_LIMIT = 1000; // LED-010
+/** WIR-012, WIR-044: exactly the members of a draft map. */
+export const DRAFT_MEMBERS: readonly string[] = ['eventId', 'ignorable', 'kind', 'occurredAt', 'payload', 'schemaVersion'];
+
+/**
+ * WIR-044: a draft map of an append request without exactly the six members is no draft (the
+ * reference passes null, refused as "not a draft", LED-001); no member is dropped or defaulted.
+ */
+function exactDraft(value: unknown): unknown {
+  if (!isObject(value)) return value;
+  const names = Object.keys(value);
+  if (names.length !== DRAFT_MEMBERS.length || !DRAFT_MEMBERS.every((name) => names.includes(name))) {
+    throw invalid('a draft has exactly eventId, kind, occurredAt, payload, schemaVersion and ignorable', 'WIR-044', 'drafts');
+  }
+  return value;
+}
+
 const RUNTIME_KINDS = new Set(['runtime/baseline', 'runtime/transition']);
 
 /** Wire arguments: a decoded CBOR map (WIR-013, WIR-026). */
@@ -62,7 +79,7 @@ export class Store {
     const drafts = args.drafts;
     if (!Array.isArray(drafts)) throw invalid('drafts must be an array of drafts', 'LED-001', 'drafts');
     if (drafts.length < 1 || drafts.length > MAX_BATCH) throw invalid(`an append carries 1 to ${MAX_BATCH} drafts`, 'LED-001', 'drafts');
-    const batch: Draft[] = drafts.map(checkDraft);
+    const batch: Draft[] = drafts.map((draft: unknown) => checkDraft(exactDraft(draft)));
     for (const draft of batch) {
       this.registry.check(draft.kind, draft.schemaVersion, draft.payload);
       if (RUNTIME_KINDS.has(draft.kind)) throw invalid(`${draft.kind} is never appended`, 'TRN-108', 'kind');

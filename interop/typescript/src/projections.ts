@@ -66,6 +66,10 @@ export const FOLDS: ReadonlyMap<string, Fold> = new Map<string, Fold>([
   ['conformance.fails-raises', failing('raises')],
   ['conformance.fails-set', failing('set')],
   ['conformance.fails-schema', failing('schema')],
+  // PRJ-054: at seq 2 a state the schema rejects, replaced at every later seq by a valid one
+  ['conformance.detour', (_state, envelope, version) => envelope.seq === 2
+    ? { count: 'not an integer', seqs: [] }
+    : { count: envelope.seq, seqs: [envelope.seq * version] }],
 ]);
 
 const COUNT = { type: 'integer', minimum: 0 };
@@ -158,14 +162,14 @@ export function definitionIn(value: unknown): Definition {
   return { name, version: value.version, stateSchema: value.stateSchema as Json, initialState, fold, kinds, validate };
 }
 
-/** PRJ-043: the definitions handed to an import, by name (names unique). */
+/** PRJ-043, PRJ-055: the definitions handed to an import, by name (a repeated name, whatever the versions, is refused). */
 export function definitionsIn(value: unknown): Map<string, Definition> {
   if (value === undefined) return new Map();
   if (!Array.isArray(value)) throw invalid('projections is an array of definitions', 'PRJ-043', 'projections');
   const found = new Map<string, Definition>();
   for (const item of value) {
     const definition = definitionIn(item);
-    if (found.has(definition.name)) throw invalid(`projection ${definition.name} is given twice`, 'PRJ-043', 'projections');
+    if (found.has(definition.name)) throw invalid(`projection ${definition.name} is given twice`, 'PRJ-055', 'projections');
     found.set(definition.name, definition);
   }
   return found;

@@ -1,7 +1,7 @@
 // The wire protocol (chapter WIR): frames on stdin/stdout, hello, handles and dispatch.
 
-import { type CborValue, type Encodable, IntegralFloat, MalformedFrame, decode, encode } from './cbor.js';
-import { Refusal, invalid, notSupported } from './errors.js';
+import { type CborValue, type Encodable, ForeignMap, MalformedFrame, decode, encode } from './cbor.js';
+import { Refusal, invalid, notSupported, shown } from './errors.js';
 import { isObject } from './json.js';
 import { KindRegistry } from './kinds.js';
 import { type Args, Store } from './ledger.js';
@@ -73,9 +73,11 @@ export class Session {
 
   private dispatch(op: string, args: Args): unknown {
     if (op === 'hello') {
-      // WIR-006 does not say whether 1.0 or true name version 1: the reference (Python's ==) takes both
-      const offered = args.protocol instanceof IntegralFloat ? args.protocol.value : args.protocol === true ? 1 : args.protocol;
-      if (offered !== PROTOCOL) throw new Refusal('not_supported', 'another protocol version', 'WIR-006', { capability: '' });
+      // WIR-046: protocol is a CBOR integer (1.0 arrives as an IntegralFloat, true as a boolean);
+      // WIR-006: another integer, of any size, is another version
+      const offered = args.protocol;
+      if (!(typeof offered === 'number' && Number.isInteger(offered)) && typeof offered !== 'bigint') throw invalid(`hello's protocol is an integer, not ${shown(offered)}`, 'WIR-046', 'protocol');
+      if (offered !== PROTOCOL) throw new Refusal('not_supported', `protocol version ${shown(offered)} is not ${PROTOCOL}`, 'WIR-006', { capability: '' });
       this.greeted = true;
       const operations = [...CARRIED].filter(([name, capability]) => capability === 'ledger' || this.capabilities().includes(capability) && SERVED.has(name)).map(([name]) => name);
       if (this.factory.openStore !== undefined) operations.push('openStore');
@@ -90,7 +92,7 @@ export class Session {
     }
     const handle = args.store;
     const store = typeof handle === 'number' ? this.stores.get(handle) : undefined;
-    if (store === undefined) throw invalid(`no open store has handle ${String(handle)}`, 'WIR-020', 'store');
+    if (store === undefined) throw invalid(`no open store has handle ${shown(handle)}`, 'WIR-020', 'store'); // WIR-049
     if (op === 'close') { this.stores.delete(handle as number); store.storage.close?.(); return null; }
     if (op === 'capabilities') return this.capabilities();
     if (op === 'reopen') {
@@ -105,11 +107,14 @@ export class Session {
     return handler(store, args);
   }
 
-  /** The reply to one decoded request frame (WIR-004 .. WIR-008). */
+  /** The reply to one decoded request frame (WIR-004 .. WIR-008); members besides id, op and args are ignored (WIR-045). */
   answer(request: CborValue): Reply {
+    // a member with a key that is not text is a member other than id, op and args: ignored (WIR-045)
+    if (request instanceof ForeignMap) request = request.textMembers as CborValue;
     if (!isObject(request)) return { id: null, error: { kind: 'invalid_input', message: 'a frame holds a map', requirement: 'WIR-004' } };
     const id = request.id;
-    const args = 'args' in request ? request.args : {};
+    const given = 'args' in request ? request.args : {};
+    const args = given instanceof ForeignMap ? given.textMembers : given; // WIR-026: unnamed members ignored
     if (!isId(id) || typeof request.op !== 'string' || !isObject(args)) {
       return { id: isId(id) ? id : null, error: { kind: 'invalid_input', message: 'a request is {id, op, args?}', requirement: 'WIR-004' } };
     }

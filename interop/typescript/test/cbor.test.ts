@@ -54,8 +54,8 @@ test('text, bytes, arrays round-trip', () => {
   assert.deepEqual({ ...(again[3] as object) }, { k: -5 });
 });
 
-test('a repeated map key keeps its last value, as the reference decoder does', () => {
-  assert.deepEqual({ ...(decode(bytes('a2616101616102')) as object) }, { a: 2 });
+test('a repeated map key makes the frame malformed (WIR-047)', () => {
+  assert.throws(() => decode(bytes('a2616101616102')), MalformedFrame);
 });
 
 test('a receiver refuses what WIR-003 leaves out', () => {

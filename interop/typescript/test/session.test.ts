@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { IntegralFloat, Session, pythonSearch } from '@convledger/kit';
+import { IntegralFloat, Session, ecmaSearch } from '@convledger/kit';
 import { ArrayStorage, SPEC, draft, session } from './support.js';
 
 const kind = (reply: { [k: string]: unknown }): string | undefined => (reply.error as { kind?: string } | undefined)?.kind;
@@ -22,9 +22,16 @@ test('hello first, protocol 1, operations of the declared capabilities (WIR-006)
   assert.deepEqual(hello.capabilities, ['ledger']);
   assert.deepEqual(hello.operations, ['append', 'exportConversation', 'head', 'importConversation', 'read']);
   assert.deepEqual(s.answer({ id: 4, op: 'frobnicate', args: {} }).id, 4);
-  for (const protocol of [new IntegralFloat(1), true]) { // as the reference takes them (Python's ==)
-    assert.ok(new Session({ name: 'n', capabilities: ['ledger'], newStore: () => new ArrayStorage() }).answer({ id: 1, op: 'hello', args: { protocol } }).ok);
+  for (const protocol of [new IntegralFloat(1), true, '1', null, {}]) { // WIR-046: not an integer
+    const fresh = new Session({ name: 'n', capabilities: ['ledger'], newStore: () => new ArrayStorage() });
+    assert.equal(kind(fresh.answer({ id: 1, op: 'hello', args: { protocol } })), 'invalid_input');
+    assert.equal(kind(fresh.answer({ id: 2, op: 'newStore' })), 'invalid_input'); // still not greeted
   }
+  const big = new Session({ name: 'n', capabilities: ['ledger'], newStore: () => new ArrayStorage() });
+  const huge = 10n ** 100000n; // WIR-046, WIR-049: another version, shown by its size
+  const refused = big.answer({ id: 1, op: 'hello', args: { protocol: huge } }).error as { kind: string; message: string };
+  assert.equal(refused.kind, 'not_supported');
+  assert.ok(refused.message.length < 200);
   assert.equal(s.answer({ id: 'x', op: 'head' }).id, null);
 });
 
@@ -62,13 +69,12 @@ test('read pages with nextSeq exactly when more may follow (LED-011)', () => {
   assert.equal(kind(call('read', { conversationId: 'c', fromSeq: null })), 'invalid_input');
 });
 
-test('kinds.json patterns judge as the reference does (re.search: $ before a final newline, \\d Unicode)', () => {
-  const sha = pythonSearch('^[0-9a-f]{64}$');
+test('kinds.json patterns are ECMA-262 without flags (KND-005: $ only at the very end, \\d is [0-9])', () => {
+  const sha = ecmaSearch('^[0-9a-f]{64}$');
   assert.ok(sha.test('a'.repeat(64)));
-  assert.ok(sha.test(`${'a'.repeat(64)}\n`));
-  assert.ok(!sha.test(`${'a'.repeat(64)}\n\n`));
+  assert.ok(!sha.test(`${'a'.repeat(64)}\n`));
   assert.ok(!sha.test(`x${'a'.repeat(64)}`));
-  assert.ok(pythonSearch('^\\d{4}$').test('\u0661\u0662\u0663\u0664'));
-  assert.ok(pythonSearch('^[\\d]$').test('7'));
-  assert.ok(!pythonSearch('^\\D$').test('7'));
+  assert.ok(!ecmaSearch('^\\d{4}$').test('\u0661\u0662\u0663\u0664'));
+  assert.ok(ecmaSearch('^[\\d]$').test('7'));
+  assert.ok(!ecmaSearch('^\\D$').test('7'));
 });
