@@ -21,13 +21,8 @@ from convledger.sqlite import new_file_store
 from convledger_conformance.registry import all_checks
 from convledger_conformance.report import FAILED, PASSED
 from convledger_conformance.runner import run_suite
-from convledger_conformance.vectors.failures import (
-    RecordingFactory,
-    RecordingStore,
-    has_json_image,
-    minimize,
-    reproduces,
-)
+from convledger_conformance.vectors.failures import has_json_image, minimize, reproduces
+from convledger_conformance.vectors.recording import RecordingFactory, RecordingStore
 from convledger_conformance.vectors.traces import Trace, capabilities_of, replay
 from galleries.ledger import DropsLastOfFullPage, EventIdsUniquePerConversation, SharesPayloads
 

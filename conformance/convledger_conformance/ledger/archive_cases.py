@@ -69,7 +69,7 @@ def _exports() -> dict[str, bytes]:
     from convledger_conformance.vectors.corpus import FILES
 
     found: dict[str, bytes] = {}
-    from convledger_conformance.vectors.traces import perform
+    from convledger_conformance.vectors.operations import perform
 
     for traces in FILES.values():
         for trace in traces:

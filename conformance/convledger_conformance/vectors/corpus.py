@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from convledger.memory import MemoryStore
+from convledger_conformance.vectors.operations import Step, perform
 from convledger_conformance.vectors.traces import (
     PACKAGE_DIR,
     SHRUNK_COMMENT,
     SHRUNK_PREFIX,
-    Step,
     Trace,
     document_of,
-    perform,
     trace_files,
     traces_of,
 )
