@@ -40,7 +40,8 @@ from convledger.sqlite import SqliteStore
 from convledger.tools.serve_wire import _wire_postgres_class
 from convledger.wire.server import CARRIED
 from convledger_conformance.durability import crash
-from convledger_conformance.durability.crash import Target, crash_run
+from convledger_conformance.durability.crash import crash_run
+from convledger_conformance.durability.target import Target
 
 _T = TypeVar("_T")
 LOG = "writes.log"

@@ -277,7 +277,7 @@ def _drafts(name: str, batch: int) -> list[Any]:
 def _open(dsn: str, schema: str, command: str, location: str) -> tuple[Any, Any]:
     """The store a writer or the audit uses: (store, closer)."""
     if command:
-        from convledger_conformance.durability.crash import Target
+        from convledger_conformance.durability.target import Target
 
         target = Target.command(command.replace("{dsn}", dsn), timeout=300.0)
         connection, store = target.start(Path(location))

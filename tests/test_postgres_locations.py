@@ -25,8 +25,8 @@ from convledger.postgres.locations import (  # noqa: E402
     location_schema,
 )
 from convledger_conformance.cli import main  # noqa: E402
-from convledger_conformance.durability.crash import Target  # noqa: E402
 from convledger_conformance.durability.handoff import hand_off_calls  # noqa: E402
+from convledger_conformance.durability.target import Target  # noqa: E402
 from convledger_conformance.durability.workload import state_draft  # noqa: E402
 
 SQLITE_SERVER = f"{sys.executable} -m convledger serve-wire --store sqlite"

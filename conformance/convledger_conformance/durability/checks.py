@@ -16,9 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from convledger.capabilities import Capability
-from convledger_conformance.durability.crash import Target, crash_run, run_clients
-from convledger_conformance.durability.crash import concurrent_run as concurrent_processes
+from convledger_conformance.durability.concurrency import concurrent_run as concurrent_processes
+from convledger_conformance.durability.concurrency import run_clients
+from convledger_conformance.durability.crash import crash_run
 from convledger_conformance.durability.handoff import hand_off_calls
+from convledger_conformance.durability.target import Target
 from convledger_conformance.registry import CheckContext, CheckFailure, check, expect
 
 ROUNDS = {"smoke": 2, "ci": 3, "thorough": 12}

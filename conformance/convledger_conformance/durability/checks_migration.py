@@ -26,7 +26,7 @@ from typing import Any
 from convledger.runtime import Accept
 from convledger.sqlite.fixtures import runtime_states, v1_rows_of, write_v1_database
 from convledger.store import Capability
-from convledger_conformance.durability.crash import Target
+from convledger_conformance.durability.target import Target
 from convledger_conformance.registry import CheckContext, check, expect
 from convledger_conformance.sqlite.checks import workspace
 

@@ -27,17 +27,14 @@ from typing import Any
 
 from convledger.capabilities import Capability
 from convledger.handles import MultiProcessStore
-from convledger_conformance.durability.crash import (
+from convledger_conformance.durability.concurrency import (
     CONCURRENT_IDS,
-    CRASH_IDS,
-    NEEDS,
     ConcurrentResult,
-    CrashResult,
-    Target,
     concurrent_run,
-    crash_run,
 )
+from convledger_conformance.durability.crash import CRASH_IDS, NEEDS, CrashResult, crash_run
 from convledger_conformance.durability.history import DEFAULT_BOUND
+from convledger_conformance.durability.target import Target
 
 
 def build_parser() -> argparse.ArgumentParser:

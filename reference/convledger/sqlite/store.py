@@ -51,12 +51,14 @@ from convledger.runtime.transitions import Transition
 from convledger.runtime.view import Outcome
 from convledger.sqlite import companions as side
 from convledger.sqlite import rows, runtime
-from convledger.sqlite.companion_store import SqliteCompanions
-from convledger.sqlite.errors import (
-    NestedStoreCallError,
-    StoreClosedError,
-    driver_boundary,
+from convledger.sqlite.companion_store import (  # SQL-048: what a handle declares
+    FILE_CAPABILITIES,
+    MEMORY_CAPABILITIES,
+    READ_ONLY_CAPABILITIES,
+    FaultProbe,
+    SqliteCompanions,
 )
+from convledger.sqlite.errors import NestedStoreCallError, StoreClosedError, driver_boundary
 from convledger.sqlite.faults import FaultSeam, faulting_factory
 from convledger.sqlite.migration import MigrationReport, StepObserver
 from convledger.sqlite.opening import Settings, open_database, random_event_id, rollback, utc_now
@@ -70,34 +72,7 @@ from convledger.sqlite.transaction import (
     import_companions,
     last_runtime_time,
 )
-from convledger.store import (
-    Capability,
-    LedgerStore,
-    not_supported,
-)
-
-_RUNTIME = frozenset(
-    {
-        Capability.TRANSITIONS,
-        Capability.PURGE,
-        Capability.PROJECTIONS,
-        Capability.SPILLS,
-        Capability.SEARCH,
-        Capability.FACT_ROWS,
-    }
-)
-# SQL-048: persistence, migration and multi_process on a file, never on :memory:.
-FILE_CAPABILITIES = _RUNTIME | frozenset(
-    {Capability.LEDGER, Capability.PERSISTENCE, Capability.MIGRATION, Capability.MULTI_PROCESS}
-)
-"""What a store on a file declares (CAP-001)."""
-MEMORY_CAPABILITIES = _RUNTIME | frozenset({Capability.LEDGER})
-"""What a store on ``:memory:`` declares: nothing outlives it, no other process sees it."""
-READ_ONLY_CAPABILITIES = _RUNTIME | frozenset({Capability.LEDGER, Capability.PERSISTENCE})
-"""What a read-only handle declares; its writes are refused as ``unauthorized`` (SQL-021)."""
-
-FaultProbe = Callable[[str], None]
-
+from convledger.store import Capability, LedgerStore, not_supported
 
 OPENER = "convledger.sqlite:open_file_store"
 """The opener a file store's locator names (:func:`convledger.sqlite.located.open_file_store`)."""
