@@ -23,12 +23,13 @@ from convledger.runtime import (
 from convledger.runtime.operations import recovery_order
 from convledger.runtime.view import Status
 from convledger.store import Capability
+from convledger_conformance.check_failures import failed_ids
 from convledger_conformance.ledger.checks_capabilities import ABSENT_OPERATIONS
 from convledger_conformance.profiles import settings_for
 from convledger_conformance.registry import CheckFailure, all_checks
 from convledger_conformance.report import FAILED, NOT_APPLICABLE, NOT_RUN, PASSED
 from convledger_conformance.requirements import active_ids
-from convledger_conformance.runner import failed_ids, run_suite
+from convledger_conformance.runner import run_suite
 from convledger_conformance.runtime.machine import (
     PURGE_IDS,
     RUNTIME_MACHINE_IDS,
@@ -177,7 +178,7 @@ def test_runtime_machine_kills_the_broken_store(
     if store is DecidesOutsideTheLock and not isinstance(raised.value, CheckFailure):
         # A race may not lose again when Hypothesis replays the failing program; it
         # then reports the failure as flaky, which the runner counts as failing every
-        # id of the check (runner.failed_ids), as it does here.
+        # id of the check (check_failures.failed_ids), as it does here.
         assert set(failed_ids(RUNTIME_MACHINE_IDS, raised.value)) & catches
         return
     assert isinstance(raised.value, CheckFailure), raised.value

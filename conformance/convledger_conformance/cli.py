@@ -195,8 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         code: int = replay_main(arguments[1:])
         return code
-    if arguments[:1] == ["new-store"]:  # the implementer's skeleton (skeleton.py)
-        from convledger_conformance.skeleton import main as new_store
+    if arguments[:1] == ["new-store"]:  # the implementer's skeleton (new_store.py)
+        from convledger_conformance.new_store import main as new_store
 
         return new_store(arguments[1:])
     if arguments[:1] == ["diff"]:  # the store under test against the reference, frame by frame

@@ -38,7 +38,7 @@ from typing import Final
 import attrs
 
 from convledger.store import Capability
-from convledger_conformance.report import FAILED, CheckResult
+from convledger_conformance.results import FAILED, CheckResult
 
 CHAPTER_ORDER: Final = (
     "LED", "ENV", "KND", "ERR", "ARC", "RPL", "CAN", "CAP", "LIM", "WIR", "SQL", "DUR", "FLT",

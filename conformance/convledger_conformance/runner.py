@@ -38,7 +38,6 @@ This module does not import pytest (the plugin is a thin layer over it).
 from __future__ import annotations
 
 import functools
-import re
 import secrets
 import time
 import traceback
@@ -46,19 +45,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Final, TextIO
 
-import attrs
-import hypothesis
 from hypothesis.reporting import with_reporter
 
 import convledger
 from convledger.store import Capability
+from convledger_conformance.check_failures import failed_result, leaves_of, printable
 from convledger_conformance.helper_calls import blocking_helper, helper_findings
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import (
     Check,
     CheckContext,
     CheckFailure,
-    HelperBroken,
     StoreFactory,
     all_checks,
     load_checks,
@@ -81,16 +78,15 @@ from convledger_conformance.runsettings import (
     seeded,
 )
 from convledger_conformance.support import NOT_FRESH
-from convledger_conformance.vectors.failures import trace_of_failure, write_failure
+from convledger_conformance.trace_recording import Recording, with_recorded_trace
 from convledger_conformance.vectors.files import INVENTORY_CHECK, unconsumed
+from convledger_conformance.wire_stopped import one_line_text, server_stopped
 
 DECLARATION_CHECK: Final = "capability_declaration"
 """The name under which the runner reports its own check of the declaration."""
 DECLARATION_IDS: Final = ("CAP-001", "CAP-003")
 FRESH_CHECK: Final = "fresh_store"
 """The check that runs first and alone; the run stops when it fails (CAP-005)."""
-
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
 def run_suite(
@@ -143,7 +139,7 @@ def run_suite(
         declared = read_declaration(factory)
     except Exception as error:
         line.close()
-        refused = _failed_result(DECLARATION_CHECK, DECLARATION_IDS, error, started)
+        refused = failed_result(DECLARATION_CHECK, DECLARATION_IDS, error, started)
         reason = f"not run: the capability declaration failed ({DECLARATION_CHECK})"
         results = [refused, *(_not_run(item, reason) for item in selected)]
         return _report(suite, name, frozenset(), results, focused=focused)
@@ -166,7 +162,7 @@ def run_suite(
             return _report(suite, name, declared, results, focused=focused)
         ran = list(_run_checks(
             rest, context, line, total=total, seed=seed,
-            recording=None if record_failures is None else _Recording(record_failures, name),
+            recording=None if record_failures is None else Recording(record_failures, name),
             stop_at_first=stop_at_first,
         ))
         results = [accepted, first, *ran, *helper_findings([first, *ran])]
@@ -238,17 +234,17 @@ def run_check(item: Check, context: CheckContext) -> CheckResult:
         with with_reporter(lambda value: reported.append(str(value))):
             item.run(context)
     except Exception as error:
-        helper = blocking_helper(_leaves(error))
+        helper = blocking_helper(leaves_of(error))
         if helper is not None:
             return CheckResult(
                 name=item.name, ids=item.ids, capability=item.capability, status=NOT_RUN,
                 duration=time.perf_counter() - started, also=item.also,
-                message=_printable(f"not run: the suite's helper call {helper.outcome}: "
+                message=printable(f"not run: the suite's helper call {helper.outcome}: "
                                    f"{helper.error!r}"),
-                detail=_printable("".join(traceback.format_exception(error))),
+                detail=printable("".join(traceback.format_exception(error))),
                 blocked_by=helper.outcome, blocked_ids=helper.ids,
             )
-        return _failed_result(item.name, item.ids, error, started, reported=reported)
+        return failed_result(item.name, item.ids, error, started, reported=reported)
     return CheckResult(
         name=item.name,
         ids=item.ids,
@@ -257,25 +253,6 @@ def run_check(item: Check, context: CheckContext) -> CheckResult:
         duration=time.perf_counter() - started,
         also=item.also,
     )
-
-
-def failed_ids(ids: tuple[str, ...], error: BaseException) -> tuple[str, ...]:
-    """The ids of a check that ``error`` proves broken (all of them unless it says which).
-
-    A broken helper call beside real failures (a group) is left out: those say which ids.
-    """
-    leaves = [leaf for leaf in _leaves(error) if not isinstance(leaf, HelperBroken)] or [error]
-    if not all(isinstance(leaf, CheckFailure) for leaf in leaves):
-        return ids
-    named = {
-        requirement
-        for leaf in leaves
-        if isinstance(leaf, CheckFailure)
-        for requirement in leaf.ids
-    }
-    if not named or not named <= set(ids):
-        return ids
-    return tuple(requirement for requirement in ids if requirement in named)
 
 
 def describe_factory(factory: StoreFactory) -> str:
@@ -289,7 +266,7 @@ def describe_factory(factory: StoreFactory) -> str:
 
 def _run_checks(
     selected: list[Check], context: CheckContext, line: ProgressLine,
-    *, total: int, seed: int | None, recording: _Recording | None = None,
+    *, total: int, seed: int | None, recording: Recording | None = None,
     stop_at_first: bool = False,
 ) -> Iterator[CheckResult]:
     """Run the checks of declared capabilities; the others are not run (CAP-001).
@@ -312,62 +289,21 @@ def _run_checks(
         if not missing:
             result = seeded(run_check, item, context, seed)
             if result.status == FAILED and recording is not None:
-                recorded = functools.partial(_with_recorded_trace, result, recording=recording)
+                recorded = functools.partial(with_recorded_trace, result, recording=recording)
                 result = seeded(recorded, item, context, seed)
             if result.status == FAILED and stop_at_first:
                 stopped = item.name
             yield result
-            gone = _server_stopped(context.factory)
+            gone = server_stopped(context.factory)
             if gone is not None:
-                dead = _printable(f"not run: the server stopped answering in check {item.name} "
-                                  f"({_one_line_text(gone)})")
+                dead = printable(f"not run: the server stopped answering in check {item.name} "
+                                 f"({one_line_text(gone)})")
         else:
             names = ", ".join(repr(capability.value) for capability in missing)
             reason = f"capability {names} is not declared"
             if set(missing) & FILE_CAPABILITIES:
                 reason += " (judged in process only: never declared over the wire, WIR-021)"
             yield _not_run(item, reason)
-
-
-@attrs.define
-class _Recording:
-    """Where a run writes its failure traces, and the first trace of each signature."""
-
-    folder: Path
-    store_name: str
-    written: dict[str, Path] = attrs.Factory(dict)
-
-
-def _with_recorded_trace(
-    result: CheckResult, item: Check, context: CheckContext, *, recording: _Recording
-) -> CheckResult:
-    """``result`` with its detail naming the trace vector its failure was recorded as.
-
-    A failure whose first diverging operation has the signature of a trace this run
-    already wrote (the same operation, the same members differing) writes no second
-    trace: it names the first, whose failure it most likely follows from.
-    """
-    recorded = trace_of_failure(item, context, result.failed_ids, store_name=recording.store_name)
-    earlier = recording.written.get(recorded.signature) if recorded.signature else None
-    path = None
-    if earlier is not None:
-        line = (f"Trace vector of this failure: {earlier} (the same first divergence, "
-                f"{recorded.signature}, as that trace's check: no second trace written; "
-                f"{recorded.note})")
-    else:
-        path = write_failure(recording.folder, recorded)
-        line = (
-            f"Trace vector of this failure: {path} ({recorded.note})" if path is not None
-            else f"No trace vector was recorded: {recorded.note}"
-        )
-        if path is not None and recorded.signature:
-            recording.written[recorded.signature] = path
-    return attrs.evolve(
-        result, detail=f"{result.detail}\n{_printable(line)}\n",
-        divergence=_printable(recorded.divergence), signature=recorded.signature,
-        trace_size=recorded.size if recorded.trace is not None else None,
-        trace=str(path or earlier or ""),
-    )
 
 
 def _validated(
@@ -382,75 +318,6 @@ def _validated(
         if not isinstance(item, Check):
             raise TypeError(f"checks must be Check objects, got {item!r}")
     return selected
-
-
-def _failed_result(
-    name: str,
-    ids: tuple[str, ...],
-    error: BaseException,
-    started: float,
-    *,
-    reported: Iterable[str] = (),
-    capability: Capability = Capability.LEDGER,
-) -> CheckResult:
-    broken = failed_ids(ids, error)
-    detail = "".join(traceback.format_exception(error))
-    yours = user_frames(error)
-    if yours:  # the user's frames first: where their store raised (issue 35)
-        detail = ("In your code (innermost last):\n" + "".join(yours)
-                  + "\nThe whole traceback:\n" + detail)
-    output = "\n".join(reported)
-    if output:
-        detail = f"{detail}\nHypothesis reported:\n{output}\n"
-    return CheckResult(
-        name=name,
-        ids=ids,
-        capability=capability,
-        status=FAILED,
-        duration=time.perf_counter() - started,
-        failed_ids=broken,
-        message=_printable(_one_line(error)),
-        detail=_printable(detail),
-    )
-
-
-_NOT_USER_CODE: Final = (
-    *(str(Path(module.__file__).resolve().parent)
-      for module in (convledger, hypothesis, attrs, traceback) if module.__file__ is not None),
-    str(Path(__file__).resolve().parent),
-)
-"""Folders whose frames are not the user's: the reference, this suite, Hypothesis, attrs and
-the standard library."""
-
-
-def user_frames(error: BaseException) -> list[str]:
-    """The formatted frames of ``error``'s traceback (and its causes) in the user's code."""
-    frames: list[str] = []
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        for frame in traceback.extract_tb(current.__traceback__):
-            where = str(Path(frame.filename).resolve()) if frame.filename else ""
-            if where and not where.startswith(_NOT_USER_CODE) and "site-packages" not in where \
-                    and not frame.filename.startswith("<"):
-                frames.append("".join(traceback.format_list([frame])))
-        current = current.__cause__ or current.__context__
-    return frames
-
-
-def _server_stopped(factory: StoreFactory) -> str | None:
-    """Why the wire server of ``factory`` stopped answering, or None (in process: never)."""
-    stopped = getattr(factory, "stopped", None)
-    if not callable(stopped):
-        return None
-    reason = stopped()
-    return reason if isinstance(reason, str) else None
-
-
-def _one_line_text(text: str) -> str:
-    first = text.strip().splitlines()[0] if text.strip() else text
-    return first[:300]
 
 
 def _not_run(item: Check, reason: str) -> CheckResult:
@@ -505,27 +372,3 @@ def _report(
     )
 
 
-def _leaves(error: BaseException) -> list[BaseException]:
-    # Only a plain group (distinct bugs) is looked into; Hypothesis' Flaky
-    # groups are failures of their own and fail every id.
-    if isinstance(error, BaseExceptionGroup) and type(error) in (
-        ExceptionGroup,
-        BaseExceptionGroup,
-    ):
-        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
-    return [error]
-
-
-def _one_line(error: BaseException) -> str:
-    if isinstance(error, CheckFailure):
-        return (error.message.strip().splitlines() or [""])[0]
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
-
-
-def _printable(text: str) -> str:
-    """Escape control characters and lone surrogates (a store's data may hold any).
-
-    The report then stays valid UTF-8 JSON and XML and cannot drive a terminal.
-    """
-    return _UNPRINTABLE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)

@@ -36,7 +36,6 @@ already: a refusal writes nothing.
 
 from __future__ import annotations
 
-import argparse
 import builtins
 import inspect
 import keyword
@@ -210,46 +209,6 @@ def write(path: Path, capabilities: Sequence[Capability]) -> str:
     with path.open("x", encoding="utf-8") as stream:
         stream.write(text)
     return text
-
-
-def main(argv: Sequence[str]) -> int:
-    """``convledger-conformance new-store PATH [--capabilities ...]``: 0 written, 2 refused."""
-    parser = argparse.ArgumentParser(
-        prog="convledger-conformance new-store",
-        description="Write a runnable skeleton store with every hook of the declared "
-        "capabilities, documented from the capability bases.",
-    )
-    parser.add_argument("path", type=Path, metavar="PATH", help="the module to write (new)")
-    parser.add_argument(
-        "--capabilities",
-        default=Capability.LEDGER.value,
-        metavar="CAP[,CAP...]",
-        help="capabilities to declare (default: ledger; ledger is always included): "
-        + ", ".join(c.value for c in Capability if c is not Capability.MIGRATION),
-    )
-    parser.add_argument(
-        "--lang", choices=("py", "ts"), default="py",
-        help="py: a Python module on the bases; ts: a TypeScript module on @convledger/kit",
-    )
-    args = parser.parse_args(argv)
-    try:
-        capabilities = capabilities_from(args.capabilities)
-        if args.lang == "ts":
-            from convledger_conformance.skeleton_ts import write_ts
-
-            text = write_ts(args.path, capabilities)
-            count = text.count("throw new Error('not implemented")
-            print(f"wrote {args.path}: class MyStorage, {count} hooks to implement "
-                  f"({', '.join(c.value for c in capabilities)})")
-            return 0
-        text = write(args.path, capabilities)
-    except (SkeletonError, OSError) as error:
-        print(f"convledger-conformance new-store: {error}", file=sys.stderr)
-        return 2
-    count = text.count("raise NotImplementedError")
-    print(f"wrote {args.path}: class {CLASS_NAME}, {count} hooks to implement "
-          f"({', '.join(c.value for c in capabilities)})")
-    return 0
 
 
 def _hook(
