@@ -81,6 +81,11 @@ def check_archive_format_versions(ctx: CheckContext) -> None:
             "formatVersion 1.5": good.replace(b'"formatVersion":1', b'"formatVersion":1.5'),
             "formatVersion 2.0": good.replace(b'"formatVersion":1', b'"formatVersion":2.0'),
             "formatVersion []": _rewritten(good, formatVersion=[]),
+            # beyond 2**53 - 1 the text is no canonical JSON: refused at step 1 (CAN-013)
+            "formatVersion 2**53": good.replace(
+                b'"formatVersion":1', b'"formatVersion":9007199254740992'),
+            "formatVersion 10**16": good.replace(
+                b'"formatVersion":1', b'"formatVersion":10000000000000000'),
         }
         for what, data in broken.items():
             refused(partial(store.import_conversation, data), "invalid_input",

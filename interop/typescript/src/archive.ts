@@ -39,8 +39,9 @@ export function decodeArchive(data: unknown, registry: KindRegistry, declared: R
   const integers = new Set<string>();
   const document = decodeStrict(data, integers); // step 1: CAN-010 .. CAN-013
   // step 2, ARC-018: an integer other than 1 (written without fraction or exponent) is another
-  // version, whatever `format` says; null, text or 2.0 are refused as invalid_input at step 3
-  if (isObject(document) && integers.has('formatVersion') && document.formatVersion !== 1) {
+  // version, whatever `format` says; null, text, 2.0 or a double beyond 2^53 - 1 (10000000000000000)
+  // are refused as invalid_input at step 3
+  if (isObject(document) && integers.has('formatVersion') && Number.isSafeInteger(document.formatVersion) && document.formatVersion !== 1) {
     throw new Refusal('not_supported', 'another archive formatVersion', 'ARC-002', { capability: '' });
   }
   if (canonical(document, 'archive') !== Buffer.from(data).toString('utf8')) throw invalid('the archive is not canonical JSON', 'ARC-003', 'archive');
