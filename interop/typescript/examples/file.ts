@@ -4,7 +4,7 @@
 // `log.jsonl`, in a directory: each line one committed change (the envelopes and checkpoints of
 // an append, an import or a catch-up) or one purge, fsync'ed before the reply (WIR-042). A lock file serializes the processes that share
 // the directory (WIR-041); each operation first reads the lines other processes added.
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, linkSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Change, type Conversation, type Storage, type StoredState, applied, arrayState, serve } from '@convledger/kit';
@@ -13,15 +13,20 @@ type Line = { readonly write: string; readonly change: Change } | { readonly pur
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
-/** The directory's lock: a file created exclusively, holding its owner's pid. */
+/**
+ * The directory's lock: a file holding its owner's pid, made whole in a file of its own and then
+ * linked to its name, so that a kill never leaves a lock without an owner to test.
+ */
 function lock(path: string): () => void {
+  const mine = `${path}.${process.pid}`;
   for (;;) {
+    writeFileSync(mine, String(process.pid));
     try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      linkSync(mine, path);
+      unlinkSync(mine);
       return () => unlinkSync(path);
     } catch (error) {
+      unlinkSync(mine);
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     let owner = 0;
