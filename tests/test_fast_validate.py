@@ -148,9 +148,10 @@ def test_the_corpus_holds_valid_and_invalid_payloads_of_every_kind() -> None:
         ({"const": False}, 0, False),
         ({"uniqueItems": True}, [1, True], True),
         ({"minLength": 2}, "\U0001f600", False),
-        # KND-005: $ ends the string (ECMA-262), in the compiled validator and the definition
-        ({"pattern": "^a$"}, "a\n", False),
-        ({"pattern": "^\\d$"}, "\u0661", False),
+        # KND-006: the portable end (?![\s\S]) and [0-9], in both validators
+        ({"pattern": "^a(?![\\s\\S])"}, "a\n", False),
+        ({"pattern": "^[0-9](?![\\s\\S])"}, "\u0661", False),
+        ({"pattern": "^[0-9](?![\\s\\S])"}, "7", True),
     ],
 )
 def test_known_differences_of_the_two_validators_never_show(

@@ -172,7 +172,7 @@ def test_a_recorded_failure_vector_does_not_hold_the_command_line(tmp_path: Path
     tests = Path(__file__).resolve().parent
     command = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(tests)!r}); "
                "from convledger.cli import main; "
-               "sys.exit(main(['serve-wire', '--factory', 'galleries.gaps:PythonPatterns']))"]
+               "sys.exit(main(['serve-wire', '--factory', 'galleries.gaps:DollarForEnd']))"]
     checks = [item for item in all_checks() if item.name == "schema_patterns_are_ecma_262"]
     folder = tmp_path / "vectors"
     factory = WireStoreFactory(command, timeout=30.0)

@@ -23,7 +23,7 @@ import jsonschema
 from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.errors import InvalidInputError
-from convledger.patterns import EcmaValidator
+from convledger.patterns import check_portable, schema_patterns
 
 KindKey = tuple[str, int]
 
@@ -54,16 +54,20 @@ class KindRegistry:
 
     @classmethod
     def of(cls, specs: Iterable[KindSpec]) -> KindRegistry:
-        """Build a registry; a pair registered twice is a programming error."""
+        """Build a registry; a pair registered twice, or a schema with a pattern outside
+        the portable subset of KND-006 (:class:`convledger.patterns.NotPortableError`), is
+        a programming error."""
         table: dict[KindKey, KindSpec] = {}
         for spec in specs:
             key = (spec.kind, spec.schema_version)
             if key in table:
                 raise ValueError(f"{key!r} registered twice")
             jsonschema.Draft202012Validator.check_schema(spec.payload_schema)
+            for pattern in schema_patterns(spec.payload_schema):
+                check_portable(pattern)  # KND-006: re reads it as ECMA-262 does
             table[key] = spec
         validators = {
-            key: EcmaValidator(spec.payload_schema)  # KND-005
+            key: jsonschema.Draft202012Validator(spec.payload_schema)
             for key, spec in table.items()
         }
         return cls(specs=table, validators=validators)

@@ -7,7 +7,7 @@ One check per pinned gap outside chapter WIR (those are in
 it skips), which state is judged (PRJ-054), repeated handed definitions
 (PRJ-055), the media-type grammar (SPL-056), a missing ``authorize``
 (SPL-057), spill writes on a purged conversation (TRN-110), ECMA-262 patterns
-(KND-005) and characters as code points (LIM-013).
+(KND-005, KND-006) and characters as code points (LIM-013).
 """
 
 from __future__ import annotations
@@ -269,24 +269,64 @@ def check_spill_writes_on_a_purged_conversation(ctx: CheckContext) -> None:
     run_once(ctx, body)
 
 
-@check("KND-005", "KND-003")
+_INSTANT: Final = "2024-01-01T00:00:00Z"
+_NOT_PORTABLE: Final = (
+    _INSTANT + "\n",  # Python's $ matches before a final newline
+    _INSTANT.replace("2024", "\u0662\u0660\u0662\u0664"),  # Arabic-Indic digits: Python's \\d
+    _INSTANT.replace("2024", "\uff12\uff10\uff12\uff14"),  # fullwidth digits
+    _INSTANT.replace("2024", "\U0001d7d0\U0001d7ce\U0001d7d0\U0001d7d2"),  # astral digits
+)
+
+
+@check("KND-005", "KND-006", "KND-003")
 def check_schema_patterns_are_ecma_262(ctx: CheckContext) -> None:
-    """KND-005: `$` ends the string: a sha256 followed by a newline is refused."""
+    """KND-005, KND-006: the end of a pattern is the end of the string and a digit is
+    [0-9]: a sha256 followed by a newline, and an instant with a final newline or with
+    Unicode (also astral) digits, are refused."""
 
     def body(store: LedgerStore) -> None:
         def created(event_id: str, sha: str) -> Any:
             return draft(event_id, kind="spill/created", payload={
                 "reference": "r", "bytes": 1, "sha256": sha, "mediaType": "text/plain"})
 
+        def scheduled(event_id: str, at: str) -> Any:
+            return draft(event_id, kind="schedule/set", payload={
+                "id": "s", "kind": "at", "nextAt": at})
+
         for n, sha in enumerate((_SHA + "\n", _SHA + "\r\n", " " + _SHA,
                                  "\u0661" * 64)):
             refused(partial(store.append, "kp", [created(f"kp-b{n}", sha)]), "invalid_input",
                     ("KND-005", "KND-003"), f"a spill/created sha256 {sha!r}",
                     store=store, touched=["kp"])
+        for n, at in enumerate(_NOT_PORTABLE):
+            refused(partial(store.append, "kp", [scheduled(f"kp-n{n}", at)]), "invalid_input",
+                    ("KND-006", "KND-003"), f"a schedule/set nextAt {at!r}",
+                    store=store, touched=["kp"])
         accepted(partial(store.append, "kp", [created("kp-g", _SHA)]), "KND-005",
                  "a spill/created payload with a 64-hex sha256")
-        if len(read_whole(store, "kp")) != 1:
-            fail("KND-005", "a refused spill/created payload was stored")
+        accepted(partial(store.append, "kp", [scheduled("kp-s", _INSTANT)]), "KND-006",
+                 "a schedule/set payload with an ASCII instant")
+        if len(read_whole(store, "kp")) != 2:
+            fail("KND-005", "a refused payload was stored")
+
+    run_once(ctx, body)
+
+
+@check("KND-007", "KND-003")
+def check_schema_bounds_hold_beyond_2_53(ctx: CheckContext) -> None:
+    """KND-007: a payload integer at or beyond 2**53 breaks a bound of 2**53-1, whether the
+    store holds it exactly or as a double; 2**53-1 itself passes."""
+
+    def body(store: LedgerStore) -> None:
+        def started(event_id: str, attempt: int) -> Any:
+            return draft(event_id, kind="retry/started", payload={"attempt": attempt})
+
+        for n, attempt in enumerate((2**53, 10**16, -(2**53), 0)):
+            refused(partial(store.append, "kb", [started(f"kb-b{n}", attempt)]),
+                    "invalid_input", ("KND-007", "KND-003"),
+                    f"a retry/started attempt {attempt}", store=store, touched=["kb"])
+        accepted(partial(store.append, "kb", [started("kb-g", 2**53 - 1)]), "KND-007",
+                 "a retry/started attempt 2**53-1")
 
     run_once(ctx, body)
 

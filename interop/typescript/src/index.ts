@@ -6,6 +6,6 @@ export { Store, type Page, type ImportReport, type ProjectionStatus, type Args, 
 export { type Envelope, type Draft, checkDraft, checkEnvelope, checkOccurredAt, checkText, place } from './envelope.js';
 export { Refusal, type ErrorKind, type RefusalDetails, invalid, conflict, duplicate, purged, notSupported } from './errors.js';
 export { type Json, type DecodeReason, JsonRefusal, canonical, decodeStrict, toJson } from './json.js';
-export { KindRegistry, type Schema, valid, ecmaSearch } from './kinds.js';
+export { KindRegistry, PAYLOAD_AJV_OPTIONS } from './kinds.js';
 export { encodeArchive, decodeArchive, type Archive } from './archive.js';
 export { encode, decode, IntegralFloat, ForeignMap, MalformedFrame, type CborValue, type Encodable } from './cbor.js';

@@ -19,9 +19,9 @@ refuses; ``tests/test_fast_validate.py`` checks on a property corpus of valid
 and invalid payloads of every registered kind that it never does.
 
 Where the compiled validator is stricter, nothing is lost but time. Both read
-a ``pattern`` as ECMA-262 does (KND-005, :mod:`convledger.patterns`): ``$`` at
-the very end of the string (``"^[0-9a-f]{64}$"`` refuses a digest followed by
-a newline) and ``\\d`` as ``[0-9]``.
+a ``pattern`` with Python's ``re`` unchanged: the registry admits only patterns
+of the portable subset of KND-006 (:mod:`convledger.patterns`), which ``re``
+reads as ECMA-262 does.
 
 One shape is compiled more than once: a schema whose ``allOf`` is one ``if`` /
 ``then`` pair per value of one member (``{"if": {"properties": {"type": {"const":
@@ -50,8 +50,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import fastjsonschema
-
-from convledger.patterns import ecma_source
 
 SAME_IN_DRAFT_7: Final = frozenset(
     {
@@ -111,33 +109,11 @@ def compilable(schema: object) -> bool:
 
 
 def _as_draft_7(schema: Mapping[str, object]) -> dict[str, Any]:
-    """The schema with its ``$schema`` (2020-12) replaced by draft 7's, at the root only, and
-    every ``pattern`` rewritten so that Python's ``re`` reads it as ECMA-262 does (KND-005)."""
-    copy = _ecma_patterns(schema)
+    """The schema with its ``$schema`` (2020-12) replaced by draft 7's, at the root only."""
+    copy = dict(schema)
     if "$schema" in copy:
         copy["$schema"] = _DRAFT_7
     return copy
-
-
-def _ecma_patterns(schema: Mapping[str, object]) -> dict[str, Any]:
-    """``schema`` with each ``pattern`` keyword (never a property so named) rewritten."""
-    copy: dict[str, Any] = {}
-    for keyword, value in schema.items():
-        if keyword == "pattern" and isinstance(value, str):
-            copy[keyword] = ecma_source(value)
-        elif keyword in _SUBSCHEMA_MAPS and isinstance(value, Mapping):
-            copy[keyword] = {name: _subschema(item) for name, item in value.items()}
-        elif keyword in _SUBSCHEMA_LISTS and isinstance(value, list):
-            copy[keyword] = [_subschema(item) for item in value]
-        elif keyword in _SUBSCHEMA:
-            copy[keyword] = _subschema(value)
-        else:
-            copy[keyword] = value
-    return copy
-
-
-def _subschema(value: object) -> object:
-    return _ecma_patterns(value) if isinstance(value, Mapping) else value
 
 
 def compile_accepts(schema: Mapping[str, object]) -> Callable[[object], bool] | None:
