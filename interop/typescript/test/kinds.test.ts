@@ -2,6 +2,7 @@
 // envelope checks held against spec/schemas/envelope.schema.json, also through Ajv.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -27,6 +28,14 @@ test('the shipped registry is built once, every schema compiled by Ajv in strict
   assert.equal(KindRegistry.shipped(), registry);
   assert.equal(PAYLOAD_AJV_OPTIONS.strict, true);
   assert.ok(registry.has('spill/created', 1) && !registry.has('spill/created', 2));
+  // the build compiled the shipped validators with the same options
+  const made = createRequire(import.meta.url)('../../schemas/kinds.validators.cjs') as { options: object };
+  assert.deepEqual(made.options, { ...PAYLOAD_AJV_OPTIONS });
+  // a registry compiled now judges as the shipped one does
+  const now = KindRegistry.fromFile(join(SPEC, 'schemas', 'kinds.json'));
+  for (const payload of [created(SHA), created(`${SHA}\n`), { ...created(SHA), more: 1 }]) {
+    assert.deepEqual(refusal(() => now.check('spill/created', 1, payload)), refusal(() => registry.check('spill/created', 1, payload)));
+  }
   // strict mode: an unknown keyword in a payload schema is a build error, not ignored
   assert.throws(() => new KindRegistry({ kinds: [{ kind: 'x/y', schemaVersion: 1, payloadSchema: { tyep: 'object' } }] }), /strict mode/);
 });
