@@ -121,13 +121,16 @@ const { patterns, strings } = JSON.parse(require('fs').readFileSync(0, 'utf8'));
 const out = {};
 for (const p of patterns) {
   const plain = new RegExp(p), unicode = new RegExp(p, 'u');
-  out[p] = { plain: strings.map((s) => plain.test(s)), unicode: strings.map((s) => unicode.test(s)) };
+  out[p] = { plain: strings.map((s) => plain.test(s)),
+             unicode: strings.map((s) => unicode.test(s)) };
 }
 process.stdout.write(JSON.stringify(out));
 """
 
 
-def _node(script: str, payload: object, *, cwd: Path | None = None) -> dict[str, dict[str, list[bool]]]:
+def _node(
+    script: str, payload: object, *, cwd: Path | None = None
+) -> dict[str, dict[str, list[bool]]]:
     node = node_or_skip()
     result = subprocess.run([node, "-e", script], input=json.dumps(payload), cwd=cwd,
                             capture_output=True, text=True, check=False, timeout=300)

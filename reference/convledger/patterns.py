@@ -244,12 +244,16 @@ class _Reader:
 
 
 def schema_patterns(schema: object) -> Iterator[str]:
-    """Every ``pattern`` keyword's value in ``schema`` and its subschemas (not a property so named)."""
+    """Every regular expression in ``schema`` and its subschemas: each ``pattern`` keyword's
+    value and each ``patternProperties`` name (never a property called ``pattern``)."""
     if isinstance(schema, dict):
         for keyword, value in schema.items():
             if keyword == "pattern" and isinstance(value, str):
                 yield value
-            elif keyword in ("properties", "patternProperties", "$defs") and isinstance(value, dict):
+            elif keyword in ("properties", "patternProperties", "$defs") \
+                    and isinstance(value, dict):
+                if keyword == "patternProperties":
+                    yield from value
                 for item in value.values():
                     yield from schema_patterns(item)
             elif keyword not in ("enum", "const", "default", "examples"):

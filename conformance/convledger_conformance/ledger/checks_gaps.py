@@ -293,14 +293,14 @@ def check_schema_patterns_are_ecma_262(ctx: CheckContext) -> None:
             return draft(event_id, kind="schedule/set", payload={
                 "id": "s", "kind": "at", "nextAt": at})
 
+        for n, at in enumerate(_NOT_PORTABLE):
+            refused(partial(store.append, "kp", [scheduled(f"kp-n{n}", at)]), "invalid_input",
+                    ("KND-006", "KND-003"), f"a schedule/set nextAt {at!r}",
+                    store=store, touched=["kp"])
         for n, sha in enumerate((_SHA + "\n", _SHA + "\r\n", " " + _SHA,
                                  "\u0661" * 64)):
             refused(partial(store.append, "kp", [created(f"kp-b{n}", sha)]), "invalid_input",
                     ("KND-005", "KND-003"), f"a spill/created sha256 {sha!r}",
-                    store=store, touched=["kp"])
-        for n, at in enumerate(_NOT_PORTABLE):
-            refused(partial(store.append, "kp", [scheduled(f"kp-n{n}", at)]), "invalid_input",
-                    ("KND-006", "KND-003"), f"a schedule/set nextAt {at!r}",
                     store=store, touched=["kp"])
         accepted(partial(store.append, "kp", [created("kp-g", _SHA)]), "KND-005",
                  "a spill/created payload with a 64-hex sha256")
