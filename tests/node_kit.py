@@ -41,7 +41,9 @@ def _stale() -> bool:
          if path.is_file()),
         default=0.0,
     )
-    return newest > built.stat().st_mtime or not (KIT / "schemas" / "kinds.json").exists()
+    newest = max(newest, (ROOT / "spec" / "schemas" / "kinds.json").stat().st_mtime)
+    return newest > built.stat().st_mtime or not all(
+        (KIT / "schemas" / name).exists() for name in ("kinds.json", "kinds.validators.cjs"))
 
 
 def built_kit() -> Path:
