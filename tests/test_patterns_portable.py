@@ -19,6 +19,7 @@ import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -270,3 +271,26 @@ def test_no_keyword_where_validators_differ(path: Path) -> None:
                 for number in _numbers(value):
                     assert isinstance(number, int) and abs(number) <= MAX_SAFE, (keyword, number)
     assert "maximum" in seen or path.name != "kinds.json"
+
+
+def test_a_registry_refuses_a_pattern_outside_the_subset() -> None:
+    """KND-006: the reference never rewrites a registry pattern; one outside the subset is a
+    programming error when the registry is built, wherever it sits in the schema."""
+    from convledger.errors import InvalidInputError
+    from convledger.kinds import KindRegistry, KindSpec
+
+    def spec(schema: Any) -> KindSpec:
+        return KindSpec("test/kind", 1, "kinds", "a test kind", schema)
+
+    schemas: list[Any] = [
+        {"pattern": "^a$"}, {"properties": {"x": {"items": {"pattern": r"\d"}}}},
+        {"anyOf": [{"pattern": "."}]}, {"patternProperties": {"^x$": {}}},
+    ]
+    for schema in schemas:
+        with pytest.raises(NotPortableError):
+            KindRegistry.of([spec(schema)])
+    registry = KindRegistry.of([spec({"properties": {"pattern": {"pattern": "^a" + END}}})])
+    registry.check_payload("test/kind", 1, {"pattern": "a"})
+    with pytest.raises(InvalidInputError) as caught:
+        registry.check_payload("test/kind", 1, {"pattern": "a\n"})
+    assert caught.value.requirement == "KND-003"
