@@ -150,3 +150,36 @@ def test_the_plugin_keeps_a_failed_seed_until_the_store_is_fixed(
     pytester.makepyfile(mystore=reach + "from first_store import make_fixed as make_store\n")
     pytester.runpytest_subprocess(*options, "--lf").assert_outcomes(passed=1)
 
+
+
+def test_the_typescript_skeletons_hooks_are_listed_in_start_here() -> None:
+    """The kit's skeleton throws the Python skeleton's message (skeleton_ts.py), so a run of
+    it gets the list of hooks to write, ledger's first, though no Python base has them."""
+    from convledger.store import Capability
+    from convledger_conformance.diagnosis import missing_hooks, start_here
+    from convledger_conformance.results import FAILED, CheckResult
+
+    def failed(name: str, message: str) -> CheckResult:
+        return CheckResult(name=name, ids=("LED-003",), capability=Capability.LEDGER,
+                           status=FAILED, failed_ids=("LED-003",), message=message)
+
+    checks = [
+        failed("a", "WireProtocolError: kind 'internal': Error: purge (capability purge) "
+                    "is not implemented yet"),
+        failed("b", "WireProtocolError: kind 'internal': Error: write (capability ledger) "
+                    "is not implemented yet"),
+        failed("c", "WireProtocolError: kind 'internal': Error: write (capability ledger) "
+                    "is not implemented yet"),
+    ]
+    assert [(hook.name, hook.capability, hook.checks) for hook in missing_hooks(checks)] == [
+        ("write", "ledger", 2), ("purge", "purge", 1)]
+    assert start_here(checks).startswith("Start here: implement write (capability ledger)")
+
+
+def test_a_length_prefix_of_printable_text_is_called_stdout_output() -> None:
+    """A server that prints a line on stdout: the refusal of its "length" says so (WIR-023)."""
+    from convledger_conformance.wire.connection import _oversized
+
+    message = _oversized(int.from_bytes(b"writ", "big"), b"writ")
+    assert "WIR-001" in message and "WIR-023" in message and "'writ'" in message
+    assert "WIR-023" not in _oversized(2**31, (2**31).to_bytes(4, "big"))

@@ -82,9 +82,20 @@ def missing_hooks(checks: Sequence[CheckResult]) -> list[MissingHook]:
     for capability in CAPABILITY_ORDER:
         for hook in hooks_of(capability):
             order.setdefault((hook.name, capability.value), len(order))
-    keys = sorted(reached, key=lambda key: (order.get(key, len(order)), key))
+    # A hook no Python base has (the TypeScript kit's ``write``, ``view``, ...) sorts by its
+    # capability's place, ledger first, then by name.
+    keys = sorted(reached, key=lambda key: (
+        order.get(key, len(order)), _capability_rank(key[1]), key))
     return [MissingHook(name, capability, reached[name, capability])
             for name, capability in keys]
+
+
+def _capability_rank(name: str) -> int:
+    """The place of capability NAME in :data:`CAPABILITY_ORDER` (unknown names last)."""
+    for number, capability in enumerate(CAPABILITY_ORDER):
+        if capability.value == name:
+            return number
+    return len(CAPABILITY_ORDER)
 
 
 def hook_lines(checks: Sequence[CheckResult]) -> list[str]:

@@ -42,7 +42,7 @@ def main(argv: Sequence[str]) -> int:
             from convledger_conformance.skeleton_ts import write_ts
 
             text = write_ts(args.path, capabilities)
-            count = text.count("throw new Error('not implemented")
+            count = text.count("is not implemented yet');")
             print(f"wrote {args.path}: class MyStorage, {count} hooks to implement "
                   f"({', '.join(c.value for c in capabilities)})")
             return 0

@@ -283,7 +283,7 @@ def _run_checks(
             continue
         line.show(number, total, item.name)
         missing = item.missing(context.capabilities)
-        if dead is not None:
+        if dead is not None and not missing:  # an undeclared capability's reason stands (CAP-004)
             yield _not_run(item, dead)
             continue
         if not missing:

@@ -3,9 +3,11 @@
 Writes one TypeScript module holding a storage class with the hooks of
 ``@convledger/kit`` (``interop/typescript/src/storage.ts``) for the declared
 capabilities, each documented with its contract and the spec ids that bind it
-and each throwing ``not implemented: HOOK``, and the call of ``serve``. A run
-of the suite against the skeleton (after ``tsc``) answers every operation with
-kind ``internal`` naming the hook still to write.
+and each throwing ``HOOK (capability CAP) is not implemented yet`` (the message
+the Python skeleton's hooks raise, so the report's "Start here" lists the hooks
+still to write, diagnosis.py), and the call of ``serve``. A run of the suite
+against the skeleton (after ``tsc``) answers every operation with kind
+``internal`` naming the hook still to write.
 
 The kit serves capabilities ``ledger``, ``persistence``, ``purge`` and
 ``projections``; any other is refused, as is a PATH that exists already or is
@@ -77,7 +79,11 @@ def render_ts(capabilities: Sequence[Capability]) -> str:
         "// A convledger store on @convledger/kit, written by `convledger-conformance new-store",
         "// --lang ts`. Implement each hook (each throws until then), build with tsc, and run:",
         '//   convledger-conformance --command "node PATH.js" --profile smoke',
-        "// Hooks and contracts: the kit's README and src/storage.ts.",
+        "// Build as an ES module: package.json \"type\": \"module\" (the top-level await below),",
+        "// tsconfig \"module\": \"NodeNext\", \"target\": \"ES2022\", \"strict\": true; then npx tsc.",
+        "// Hooks are synchronous: do all I/O before returning (no Promise, no await).",
+        "// Write nothing to stdout: it carries the protocol's frames (WIR-023); log with console.error.",
+        "// Hooks and contracts: the kit's README and dist/src/storage.d.ts in the package.",
         "import { type Change, type Storage, type StoredState, serve } from '@convledger/kit';",
         "",
         "class MyStorage implements Storage {",
@@ -89,7 +95,8 @@ def render_ts(capabilities: Sequence[Capability]) -> str:
             generic = "<T>" if name == "view" else ""
             lines += [f"  /** {capability.value}: " + contract.replace("\n", "\n   * ") + " */",
                       f"  {name}{generic}({signature} {{",
-                      f"    throw new Error('not implemented: {name}');",
+                      f"    throw new Error('{name} (capability {capability.value}) "
+                      "is not implemented yet');",
                       "  }", ""]
     lines[-1] = "}"
     declared = ", ".join(f"'{c.value}'" for c in capabilities)

@@ -173,9 +173,10 @@ class WireConnection:
             found = [self._exchange(data, "raw", raw=True)]
             deadline = time.monotonic() + self.timeout
             for _ in range(replies - 1):
-                size = int.from_bytes(self._read(4, deadline, "raw"), "big")
+                head = self._read(4, deadline, "raw")
+                size = int.from_bytes(head, "big")
                 if size > MAX_FRAME:
-                    raise WireProtocolError(f"a reply of {size} bytes exceeds {MAX_FRAME}")
+                    raise WireProtocolError(_oversized(size, head))
                 found.append(decode_body(self._read(size, deadline, "raw")))
             return found
 
@@ -195,9 +196,10 @@ class WireConnection:
             while True:
                 # WIR-009, WIR-033: the timeout runs from the last frame the client sent.
                 deadline = time.monotonic() + self.timeout
-                size = int.from_bytes(self._read(4, deadline, op), "big")
+                head = self._read(4, deadline, op)
+                size = int.from_bytes(head, "big")
                 if size > MAX_FRAME:
-                    raise FrameError(f"a reply of {size} bytes exceeds {MAX_FRAME} (WIR-001)")
+                    raise FrameError(_oversized(size, head))
                 message = decode_body(self._read(size, deadline, op))
                 if raw or "callback" not in message:
                     return message
@@ -273,7 +275,11 @@ class WireConnection:
             text = self._stderr.read().decode("utf-8", "replace").strip()
         except OSError:
             return ""
-        return f"; its standard error ends:\n{text}" if text else ""
+        if not text:
+            return "; its standard error is empty"
+        # The last line first, so a one-line summary ("Start here") carries the likely cause.
+        last = text.splitlines()[-1].strip()
+        return f" ({last[:300]}); its standard error ends:\n{text}"
 
     def _break(self, error: WireError) -> None:
         if self._broken is None:
@@ -307,3 +313,17 @@ class WireConnection:
             self._stderr.close()
             if self._broken is None:
                 self._broken = ServerExitedError("the connection was closed")
+
+
+def _oversized(size: int, head: bytes) -> str:
+    """Why a reply's length prefix is refused (WIR-001), with the likeliest cause.
+
+    Four printable ASCII bytes where a length should be are almost always a line the
+    server printed on its standard output, which carries only frames (WIR-023).
+    """
+    message = f"a reply of {size} bytes exceeds {MAX_FRAME} (WIR-001)"
+    if all(0x20 <= byte < 0x7F or byte in (0x09, 0x0A, 0x0D) for byte in head):
+        message += (f"; its 4 length bytes are the text {head.decode('ascii')!r}: the server "
+                    "wrote something other than frames to its standard output, which carries "
+                    "only frames (WIR-023; log to standard error)")
+    return message
