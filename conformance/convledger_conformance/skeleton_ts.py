@@ -7,10 +7,14 @@ and each throwing ``not implemented: HOOK``, and the call of ``serve``. A run
 of the suite against the skeleton (after ``tsc``) answers every operation with
 kind ``internal`` naming the hook still to write.
 
-The kit serves capabilities ``ledger``, ``persistence``, ``purge`` and
-``projections``; any other is refused, as is a PATH that exists already or is
-not a ``.ts`` file. ``tests/test_new_store.py`` checks that the hooks written
-here are the members of the kit's interfaces.
+The kit serves capabilities ``ledger``, ``persistence``, ``purge``,
+``projections`` and ``spills``; any other is refused, as is a PATH that exists
+already or is not a ``.ts`` file. The hooks of ``spills`` are members of the
+``StoredState`` that ``write`` and ``view`` hand the kit (the kit's
+``SpillState``): the skeleton writes them in a class of their own,
+``MySpills``, and objects travel to the storage in the ``Change`` of ``write``.
+``tests/test_new_store.py`` checks that the hooks written here are the members
+of the kit's interfaces.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from convledger.capabilities import Capability
 from convledger_conformance.skeleton import SkeletonError
 
 SERVED: Final = (Capability.LEDGER, Capability.PERSISTENCE, Capability.PURGE,
-                 Capability.PROJECTIONS)
+                 Capability.PROJECTIONS, Capability.SPILLS)
 """The capabilities the kit serves, in table order."""
 
 HOOKS: Final[dict[Capability, tuple[tuple[str, str, str], ...]]] = {
@@ -45,17 +49,41 @@ HOOKS: Final[dict[Capability, tuple[tuple[str, str, str], ...]]] = {
     ),
     Capability.PURGE: (
         ("purge", "conversationId: string): boolean",
-         "In ONE atomic step: delete the conversation's events and checkpoints, keep a\n"
-         "tombstone forever (TRN-093); true when newly purged, false when purged before\n"
-         "(TRN-090). A conversation that never existed is purged too."),
+         "In ONE atomic step: delete the conversation's events, checkpoints and spill objects\n"
+         "(SPL-032), keep a tombstone forever (TRN-093); true when newly purged, false when\n"
+         "purged before (TRN-090). A conversation that never existed is purged too."),
     ),
     Capability.PROJECTIONS: (),
+    Capability.SPILLS: (),
 }
-"""The hooks of each capability: name, the signature after the name, the contract."""
+"""The hooks of each capability on the storage: name, the signature after the name, the contract."""
+
+STATE_HOOKS: Final[dict[Capability, tuple[tuple[str, str, str], ...]]] = {
+    Capability.SPILLS: (
+        ("spill", "reference: string): SpillMetadata | null",
+         "Inside write's atomic step or view's snapshot: the live object of `reference` in\n"
+         "THIS conversation (its reference, mediaType, bytes, sha256, createdSeq and creating\n"
+         "operation, SPL-010), or null, also when another conversation has one (SPL-021). The\n"
+         "kit refuses a put of a live reference (SPL-007), an append naming one (SPL-008) and a\n"
+         "delete of one that is not live (SPL-031) from it."),
+        ("spills", "): readonly SpillMetadata[]",
+         "In the same snapshot as the events: every live object of the conversation, in any\n"
+         "order; the kit lists them in archives and bundles (SPL-040, SPL-044, SPL-054)."),
+        ("spillData", "reference: string): Uint8Array | null",
+         "In the same snapshot: the bytes kept for a live object exactly as stored, or null;\n"
+         "the kit asks the client's callback first and then checks them against the size and\n"
+         "sha256 (SPL-020, SPL-022, SPL-023)."),
+    ),
+}
+"""The hooks of a capability on the StoredState (the kit's ``SpillState``), in a class of their own."""
 
 NOTE: Final = {
     Capability.PROJECTIONS: "projections: the kit folds (PRJ-011 .. PRJ-033); the storage keeps "
     "the checkpoints `write` hands it and gives them back in `checkpoint`/`checkpoints`.",
+    Capability.SPILLS: "spills: the kit checks, authorizes and bundles (SPL); `write` keeps the "
+    "Change's `spills` (objects with their bytes) and deletes its `deletedSpills` in the same "
+    "atomic step as its events (SPL-001, SPL-030, SPL-055), and each StoredState it hands the kit "
+    "carries the members of MySpills below (`arrayState` does).",
 }
 
 
@@ -78,7 +106,10 @@ def render_ts(capabilities: Sequence[Capability]) -> str:
         "// --lang ts`. Implement each hook (each throws until then), build with tsc, and run:",
         '//   convledger-conformance --command "node PATH.js" --profile smoke',
         "// Hooks and contracts: the kit's README and src/storage.ts.",
-        "import { type Change, type Storage, type StoredState, serve } from '@convledger/kit';",
+        "import { type Change, type Storage, type StoredState, serve } from '@convledger/kit';"
+        if Capability.SPILLS not in capabilities else
+        "import { type Change, type SpillMetadata, type SpillState, type Storage, "
+        "type StoredState, serve } from '@convledger/kit';",
         "",
         "class MyStorage implements Storage {",
     ]
@@ -92,6 +123,18 @@ def render_ts(capabilities: Sequence[Capability]) -> str:
                       f"    throw new Error('not implemented: {name}');",
                       "  }", ""]
     lines[-1] = "}"
+    for capability in capabilities:
+        for name, signature, contract in STATE_HOOKS.get(capability, ()):
+            if lines[-1] == "}":
+                lines += ["", f"/** {capability.value}: the members of each StoredState that "
+                          "MyStorage's write and view hand the kit. */",
+                          "export class MySpills implements SpillState {"]
+            lines += [f"  /** {capability.value}: " + contract.replace("\n", "\n   * ") + " */",
+                      f"  {name}({signature} {{",
+                      f"    throw new Error('not implemented: {name}');",
+                      "  }", ""]
+        if capability in STATE_HOOKS:
+            lines[-1] = "}"
     declared = ", ".join(f"'{c.value}'" for c in capabilities)
     lines += [
         "",

@@ -1,6 +1,6 @@
 // @convledger/kit: write a convledger store in TypeScript; the kit does the rest.
 export { serve, Session, PROTOCOL, SPEC_VERSION, type ServeOptions, type Reply, type CallbackFrame, type Outgoing } from './server.js';
-export { type Capability, type Checkpoint, type StoredState, type Change, type LedgerStorage, type PurgeStorage, type PersistentStorage, type Storage, type StoreFactory, type Conversation, type SpillMetadata, type SpillObject, arrayState, applied } from './storage.js';
+export { type Capability, type Checkpoint, type StoredState, type Change, type LedgerStorage, type PurgeStorage, type PersistentStorage, type Storage, type StoreFactory, type Conversation, type SpillMetadata, type SpillObject, type SpillState, arrayState, applied } from './storage.js';
 export { type Definition, type Fold, FOLDS, BUILT_INS, definitionIn, checkName } from './projections.js';
 export { Store, type Page, type ImportReport, type ProjectionStatus, type Args, MAX_BATCH, MAX_READ_LIMIT, DEFAULT_READ_LIMIT } from './ledger.js';
 export { type Envelope, type Draft, checkDraft, checkEnvelope, checkOccurredAt, checkText, place } from './envelope.js';

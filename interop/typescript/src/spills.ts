@@ -9,7 +9,7 @@ import { MalformedFrame, decode, encode } from './cbor.js';
 import { type Draft, type Envelope, MAX_ARCHIVE_BYTES, checkDepth, checkOccurredAt, checkPayload, checkText } from './envelope.js';
 import { Refusal, duplicate, invalid } from './errors.js';
 import { type Json, canonical, isObject } from './json.js';
-import type { SpillMetadata, SpillObject, StoredState } from './storage.js';
+import type { SpillMetadata, SpillObject, SpillState, StoredState } from './storage.js';
 
 export const MAX_SPILL_BYTES = 16 * 1024 * 1024; // SPL-003
 export const MAX_MEDIA_TYPE_CHARS = 255; // SPL-004
@@ -112,7 +112,7 @@ export function checkStored(metadata: SpillMetadata, data: Uint8Array): Uint8Arr
 }
 
 /** The spill hooks of a StoredState, or a TypeError naming what the storage lacks. */
-export function spillsOf(state: StoredState): Required<Pick<StoredState, 'spill' | 'spills' | 'spillData'>> {
+export function spillsOf(state: StoredState): SpillState {
   const { spill, spills, spillData } = state;
   if (spill === undefined || spills === undefined || spillData === undefined) {
     throw new TypeError('capability spills is declared but the StoredState has no spill, spills and spillData');

@@ -45,7 +45,7 @@ export interface SpillObject {
 }
 
 /** What the kit reads of one conversation, inside one atomic step of the storage. */
-export interface StoredState {
+export interface StoredState extends Partial<SpillState> {
   /** The last seq of the conversation, 0 when it has none (LED-012). */
   readonly head: number;
   /** True when the conversation was purged (TRN-092); false for a storage without `purge`. */
@@ -58,12 +58,20 @@ export interface StoredState {
   checkpoint(name: string): Checkpoint | null;
   /** Every stored checkpoint of the conversation, in any order (capability projections only). */
   checkpoints(): readonly Checkpoint[];
-  /** The live spill object of `reference` in THIS conversation, or null (capability spills, SPL-021). */
-  spill?(reference: string): SpillMetadata | null;
-  /** Every live spill object of the conversation, in any order (capability spills, SPL-040). */
-  spills?(): readonly SpillMetadata[];
-  /** The bytes kept for a live object, exactly as stored (the kit checks them, SPL-022), or null. */
-  spillData?(reference: string): Uint8Array | null;
+}
+
+/**
+ * Capability `spills`: what the kit reads of a conversation's live spill objects, inside the same
+ * atomic step or snapshot as the rest of its StoredState (SPL-044, SPL-054); a StoredState of a
+ * storage that declares `spills` carries these members (`arrayState` does).
+ */
+export interface SpillState {
+  /** The live object of `reference` in THIS conversation, or null: never one of another conversation (SPL-010, SPL-021). */
+  spill(reference: string): SpillMetadata | null;
+  /** Every live object of the conversation, in any order (SPL-040). */
+  spills(): readonly SpillMetadata[];
+  /** The bytes kept for a live object, exactly as stored, or null; the kit checks them against size and sha256 (SPL-022). */
+  spillData(reference: string): Uint8Array | null;
 }
 
 /** What one write stores: envelopes after the head, exactly as given, and checkpoints by name. */
