@@ -75,7 +75,7 @@ STATE_HOOKS: Final[dict[Capability, tuple[tuple[str, str, str], ...]]] = {
          "sha256 (SPL-020, SPL-022, SPL-023)."),
     ),
 }
-"""The hooks of a capability on the StoredState (the kit's ``SpillState``), in a class of their own."""
+"""The hooks of a capability on the StoredState (the kit's ``SpillState``), in a class apart."""
 
 NOTE: Final = {
     Capability.PROJECTIONS: "projections: the kit folds (PRJ-011 .. PRJ-033); the storage keeps "
