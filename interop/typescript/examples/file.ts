@@ -119,6 +119,10 @@ class FileStorage implements Storage {
     return this.locked(() => look(this.state(conversationId)));
   }
 
+  viewAll<T>(look: (conversationIds: readonly string[], state: (conversationId: string) => StoredState) => T): T {
+    return this.locked(() => look([...this.conversations.keys()], (conversationId) => this.state(conversationId)));
+  }
+
   purge(conversationId: string): boolean {
     return this.locked(() => {
       const newly = !this.tombstones.has(conversationId);
@@ -143,7 +147,7 @@ process.on('exit', () => { for (const dir of made) rmSync(dir, { recursive: true
 
 await serve({
   name: 'convledger-ts-file',
-  capabilities: ['ledger', 'persistence', 'purge', 'projections', 'spills'],
+  capabilities: ['ledger', 'persistence', 'purge', 'projections', 'spills', 'search'],
   newStore: () => { const dir = mkdtempSync(join(tmpdir(), 'convledger-ts-')); made.push(dir); return new FileStorage(dir); },
   openStore: (location) => new FileStorage(location),
 });

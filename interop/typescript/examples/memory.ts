@@ -27,6 +27,10 @@ class MemoryStorage implements Storage {
     return look(this.state(conversationId));
   }
 
+  viewAll<T>(look: (conversationIds: readonly string[], state: (conversationId: string) => StoredState) => T): T {
+    return look([...this.conversations.keys()], (conversationId) => this.state(conversationId));
+  }
+
   purge(conversationId: string): boolean {
     for (const envelope of this.conversations.get(conversationId)?.events ?? []) this.eventIds.delete(envelope.eventId);
     this.conversations.delete(conversationId);
@@ -36,4 +40,4 @@ class MemoryStorage implements Storage {
   }
 }
 
-await serve({ name: 'convledger-ts-memory', capabilities: ['ledger', 'purge', 'projections', 'spills'], newStore: () => new MemoryStorage() });
+await serve({ name: 'convledger-ts-memory', capabilities: ['ledger', 'purge', 'projections', 'spills', 'search'], newStore: () => new MemoryStorage() });

@@ -10,6 +10,7 @@ import type { KindRegistry } from './kinds.js';
 import { DEFAULT_MAX_EVENTS, MAX_EVENTS, advance, checkName, definitionIn, definitionsIn, projectionProblem } from './projections.js';
 import { Asking } from './callback.js';
 import { CREATED, DELETED, bundleObjects, checkData, checkMediaType, checkOperation, checkReason, checkReference, checkStored, denied, digest, encodeBundle, liveDuplicate, notLive, openBundle, refuseLiveSpillEvents, spillDraft, spillsOf } from './spills.js';
+import { DEFAULT_SEARCH_LIMIT, type Hit, checkScope, checkSearchLimit, hitsOf, inCodePointOrder, pageOf, queryWords } from './search.js';
 import type { Capability, Checkpoint, SpillMetadata, SpillObject, Storage, StoredState } from './storage.js';
 
 export const MAX_BATCH = 10000; // LED-001
@@ -64,6 +65,9 @@ export class Store {
     this.capabilities = new Set(capabilities);
     if (this.capabilities.has('purge') && typeof storage.purge !== 'function') {
       throw new TypeError('capability purge is declared but the storage has no purge hook');
+    }
+    if (this.capabilities.has('search') && typeof storage.viewAll !== 'function') {
+      throw new TypeError('capability search is declared but the storage has no viewAll hook');
     }
     if (this.capabilities.has('persistence') && typeof storage.reopen !== 'function') {
       throw new TypeError('capability persistence is declared but the storage has no reopen hook');
@@ -308,5 +312,23 @@ export class Store {
     const contents = openBundle(args.bundle);
     const archive = decodeArchive(contents.archive, this.registry, this.capabilities, true);
     return this.imported(archive, args, bundleObjects(contents, archive.spills));
+  }
+
+  /** SRC-001 .. SRC-024: checks before any callback, the hits read in one snapshot, then the grants. */
+  search(args: Args): Hit[] | Asking {
+    this.require('search', 'search');
+    const requester = args.requester;
+    checkText(requester, 'requester', 'SRC-001');
+    const words = queryWords(args.query);
+    const scope = checkScope(args.scope ?? null);
+    const limit = checkSearchLimit('limit' in args ? args.limit : DEFAULT_SEARCH_LIMIT);
+    const authorize = args.authorize ?? null; // WIR-030: true stands for a callable
+    if (authorize !== null && authorize !== true) throw invalid('authorize must be absent or a callable', 'SRC-011', 'authorize');
+    if (this.storage.viewAll === undefined) throw notSupported('search', 'search needs capability search');
+    const [own, others] = this.storage.viewAll((ids, state) => {
+      const candidates = (scope ?? inCodePointOrder(ids)).filter((id) => id !== requester);
+      return [hitsOf(state(requester), requester, words, limit), candidates.map((id) => [id, hitsOf(state(id), id, words, limit)] as const)] as const;
+    });
+    return pageOf(own, others, limit, authorize === true);
   }
 }

@@ -37,6 +37,7 @@ const SERVED: ReadonlyMap<string, (store: Store, args: Args) => unknown> = new M
   ['deleteSpill', (s, a) => s.deleteSpill(a)],
   ['exportBundle', (s, a) => s.exportBundle(a)],
   ['importBundle', (s, a) => s.importBundle(a)],
+  ['search', (s, a) => s.search(a)],
 ]);
 
 /** A reply frame (WIR-005). */

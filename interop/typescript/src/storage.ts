@@ -11,7 +11,7 @@ import type { Envelope } from './envelope.js';
 import type { Json } from './json.js';
 
 /** The capabilities the kit can serve (chapter CAP). */
-export type Capability = 'ledger' | 'persistence' | 'purge' | 'projections' | 'spills';
+export type Capability = 'ledger' | 'persistence' | 'purge' | 'projections' | 'spills' | 'search';
 
 /** A projection's stored progress over one conversation (PRJ-010). */
 export interface Checkpoint {
@@ -118,8 +118,17 @@ export interface PersistentStorage {
   reopen(): Storage;
 }
 
+/** Capability `search` (SRC-004): every conversation, in one snapshot. */
+export interface SearchStorage {
+  /**
+   * In one atomic snapshot: give `look` the ids of every conversation that has events (never a
+   * purged one, SRC-004) and the StoredState of any conversation; the kit finds the hits.
+   */
+  viewAll<T>(look: (conversationIds: readonly string[], state: (conversationId: string) => StoredState) => T): T;
+}
+
 /** A storage: the ledger hooks and, for each further declared capability, its hooks. */
-export type Storage = LedgerStorage & Partial<PurgeStorage> & Partial<PersistentStorage>;
+export type Storage = LedgerStorage & Partial<PurgeStorage> & Partial<PersistentStorage> & Partial<SearchStorage>;
 
 /** What `serve` needs: a name, the declared capabilities (CAP-001), and how to make storages. */
 export interface StoreFactory {
