@@ -153,7 +153,8 @@ def test_the_ts_hooks_are_the_kits_interfaces() -> None:
     text = (ROOT / "interop" / "typescript" / "src" / "storage.ts").read_text("utf-8")
     written = {name for hooks in HOOKS.values() for name, _, _ in hooks}
     members = (_interface_members(text, "LedgerStorage") - {"close"}) | _interface_members(
-        text, "PurgeStorage") | _interface_members(text, "PersistentStorage")
+        text, "PurgeStorage") | _interface_members(text, "PersistentStorage") | _interface_members(
+        text, "SearchStorage")
     assert written == members
     spill_hooks = {name for name, _, _ in STATE_HOOKS[Capability.SPILLS]}
     assert spill_hooks == _interface_members(text, "SpillState") == {"spill", "spills", "spillData"}
@@ -170,9 +171,9 @@ def test_the_ts_skeleton_compiles_and_fails_by_hook_name(tmp_path: Path) -> None
     kit = built_kit()
     path = tmp_path / "my_store.ts"
     done = new_store(path, "--lang", "ts", "--capabilities",
-                     "ledger,purge,projections,persistence,spills")
+                     "ledger,purge,projections,persistence,spills,search")
     assert done.returncode == 0, done.stderr
-    assert "7 hooks" in done.stdout
+    assert "8 hooks" in done.stdout
     assert "class MySpills implements SpillState" in path.read_text("utf-8")
     modules = tmp_path / "node_modules" / "@convledger"
     modules.mkdir(parents=True)
@@ -197,5 +198,5 @@ def test_the_ts_skeleton_compiles_and_fails_by_hook_name(tmp_path: Path) -> None
                             operation={"operationId": "o", "authorization": {}})
     finally:
         factory.close()
-    again = new_store(tmp_path / "other.ts", "--lang", "ts", "--capabilities", "search")
-    assert again.returncode == 2 and "does not serve search" in again.stderr
+    again = new_store(tmp_path / "other.ts", "--lang", "ts", "--capabilities", "transitions")
+    assert again.returncode == 2 and "does not serve transitions" in again.stderr

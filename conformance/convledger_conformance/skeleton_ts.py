@@ -8,7 +8,7 @@ of the suite against the skeleton (after ``tsc``) answers every operation with
 kind ``internal`` naming the hook still to write.
 
 The kit serves capabilities ``ledger``, ``persistence``, ``purge``,
-``projections`` and ``spills``; any other is refused, as is a PATH that exists
+``projections``, ``spills`` and ``search``; any other is refused, as is a PATH that exists
 already or is not a ``.ts`` file. The hooks of ``spills`` are members of the
 ``StoredState`` that ``write`` and ``view`` hand the kit (the kit's
 ``SpillState``): the skeleton writes them in a class of their own,
@@ -27,7 +27,7 @@ from convledger.capabilities import Capability
 from convledger_conformance.skeleton import SkeletonError
 
 SERVED: Final = (Capability.LEDGER, Capability.PERSISTENCE, Capability.PURGE,
-                 Capability.PROJECTIONS, Capability.SPILLS)
+                 Capability.PROJECTIONS, Capability.SPILLS, Capability.SEARCH)
 """The capabilities the kit serves, in table order."""
 
 HOOKS: Final[dict[Capability, tuple[tuple[str, str, str], ...]]] = {
@@ -55,6 +55,14 @@ HOOKS: Final[dict[Capability, tuple[tuple[str, str, str], ...]]] = {
     ),
     Capability.PROJECTIONS: (),
     Capability.SPILLS: (),
+    Capability.SEARCH: (
+        ("viewAll", "look: (conversationIds: readonly string[], state: (conversationId: string)"
+         " => StoredState) => T): T",
+         "In one atomic snapshot: give `look` the ids of every conversation that has events,\n"
+         "never a purged one (SRC-004), and the StoredState of any conversation. The kit checks\n"
+         "the query (SRC-020 .. SRC-023), matches the folded words (SRC-025), orders the hits\n"
+         "and asks the client's callback (SRC-003, SRC-010 .. SRC-013)."),
+    ),
 }
 """The hooks of each capability on the storage: name, the signature after the name, the contract."""
 
@@ -117,7 +125,7 @@ def render_ts(capabilities: Sequence[Capability]) -> str:
         if capability in NOTE:
             lines.append(f"  // {NOTE[capability]}")
         for name, signature, contract in HOOKS[capability]:
-            generic = "<T>" if name == "view" else ""
+            generic = "<T>" if name in ("view", "viewAll") else ""
             lines += [f"  /** {capability.value}: " + contract.replace("\n", "\n   * ") + " */",
                       f"  {name}{generic}({signature} {{",
                       f"    throw new Error('not implemented: {name}');",

@@ -16,6 +16,9 @@ export class ArrayStorage implements Storage {
     this.conversations.set(conversationId, applied(this.conversations.get(conversationId), step(this.state(conversationId))));
   }
   view<T>(conversationId: string, look: (state: StoredState) => T): T { return look(this.state(conversationId)); }
+  viewAll<T>(look: (ids: readonly string[], state: (conversationId: string) => StoredState) => T): T {
+    return look([...this.conversations.keys()], (id) => this.state(id));
+  }
   purge(conversationId: string): boolean {
     this.conversations.delete(conversationId);
     const newly = !this.tombstones.has(conversationId);
