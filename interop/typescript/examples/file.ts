@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// A store on the kit that persists: capabilities ledger, persistence, purge, projections and
-// spills, and openStore for crash runs (chapter DUR). Its data is one append-only file of JSON
+// A store on the kit that persists: capabilities ledger, persistence, purge, projections, spills
+// and search, and openStore for crash runs (chapter DUR). Its data is one append-only file of JSON
 // lines, `log.jsonl`, in a directory: each line one committed change (the envelopes, checkpoints
 // and spill objects, their bytes in base64, of an append, an import, a catch-up, a put or a
 // delete of a spill) or one purge, fsync'ed before the reply (WIR-042); an object and its event

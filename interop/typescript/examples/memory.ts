@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// An in-memory store on the kit: capabilities ledger, purge, projections and spills. Everything
-// below is storage; the kit checks arguments, orders refusals, pages, folds projections, checks
-// and authorizes spills, builds archives and bundles and serves the protocol. A conversation's
+// An in-memory store on the kit: capabilities ledger, purge, projections, spills and search.
+// Everything below is storage; the kit checks arguments, orders refusals, pages, folds
+// projections, checks and authorizes spills, finds hits, builds archives and bundles and serves
+// the protocol. A conversation's
 // spill objects live in its `Conversation` (arrayState and applied keep them), so a purge that
 // drops the conversation drops them too (SPL-032).
 import { type Change, type Conversation, type Storage, type StoredState, applied, arrayState, serve } from '@convledger/kit';
