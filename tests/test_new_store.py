@@ -148,13 +148,18 @@ def _interface_members(text: str, interface: str) -> set[str]:
 
 def test_the_ts_hooks_are_the_kits_interfaces() -> None:
     """Each hook the TypeScript skeleton writes is a member of the kit's storage interfaces."""
-    from convledger_conformance.skeleton_ts import HOOKS
+    from convledger_conformance.skeleton_ts import HOOKS, STATE_HOOKS
 
     text = (ROOT / "interop" / "typescript" / "src" / "storage.ts").read_text("utf-8")
     written = {name for hooks in HOOKS.values() for name, _, _ in hooks}
     members = (_interface_members(text, "LedgerStorage") - {"close"}) | _interface_members(
-        text, "PurgeStorage") | _interface_members(text, "PersistentStorage")
+        text, "PurgeStorage") | _interface_members(text, "PersistentStorage") | _interface_members(
+        text, "SearchStorage")
     assert written == members
+    spill_hooks = {name for name, _, _ in STATE_HOOKS[Capability.SPILLS]}
+    assert spill_hooks == _interface_members(text, "SpillState") == {"spill", "spills", "spillData"}
+    for name, _, contract in STATE_HOOKS[Capability.SPILLS]:  # each names the ids that bind it
+        assert re.search(r"SPL-0\d\d", contract), name
 
 
 def test_the_ts_skeleton_compiles_and_fails_by_hook_name(tmp_path: Path) -> None:
@@ -165,9 +170,11 @@ def test_the_ts_skeleton_compiles_and_fails_by_hook_name(tmp_path: Path) -> None
 
     kit = built_kit()
     path = tmp_path / "my_store.ts"
-    done = new_store(path, "--lang", "ts", "--capabilities", "ledger,purge,projections,persistence")
+    done = new_store(path, "--lang", "ts", "--capabilities",
+                     "ledger,purge,projections,persistence,spills,search")
     assert done.returncode == 0, done.stderr
-    assert "4 hooks" in done.stdout
+    assert "8 hooks" in done.stdout
+    assert "class MySpills implements SpillState" in path.read_text("utf-8")
     modules = tmp_path / "node_modules" / "@convledger"
     modules.mkdir(parents=True)
     (modules / "kit").symlink_to(kit)
@@ -182,9 +189,15 @@ def test_the_ts_skeleton_compiles_and_fails_by_hook_name(tmp_path: Path) -> None
     factory = WireStoreFactory([node_or_skip(), str(tmp_path / "my_store.js")])
     try:
         store = factory()
-        with pytest.raises(Exception, match=r"write \(capability ledger\) is not implemented yet"):
+        unwritten = r"write \(capability ledger\) is not implemented yet"
+        with pytest.raises(Exception, match=unwritten):
             store.append("c", [draft("e1")])
+        assert "spills" in {c.value for c in store.capabilities}
+        with pytest.raises(Exception, match=unwritten):
+            store.put_spill("c", b"x", media_type="text/plain", reference="r", event_id="s1",
+                            occurred_at="2026-03-01T09:00:00Z",
+                            operation={"operationId": "o", "authorization": {}})
     finally:
         factory.close()
-    again = new_store(tmp_path / "other.ts", "--lang", "ts", "--capabilities", "spills")
-    assert again.returncode == 2 and "does not serve spills" in again.stderr
+    again = new_store(tmp_path / "other.ts", "--lang", "ts", "--capabilities", "transitions")
+    assert again.returncode == 2 and "does not serve transitions" in again.stderr

@@ -1,15 +1,18 @@
 #!/usr/bin/env node
-// A store on the kit that persists: capabilities ledger, persistence, purge and projections, and
-// openStore for crash runs (chapter DUR). Its data is one append-only file of JSON lines,
-// `log.jsonl`, in a directory: each line one committed change (the envelopes and checkpoints of
-// an append, an import or a catch-up) or one purge, fsync'ed before the reply (WIR-042). A lock file serializes the processes that share
-// the directory (WIR-041); each operation first reads the lines other processes added.
+// A store on the kit that persists: capabilities ledger, persistence, purge, projections, spills
+// and search, and openStore for crash runs (chapter DUR). Its data is one append-only file of JSON
+// lines, `log.jsonl`, in a directory: each line one committed change (the envelopes, checkpoints
+// and spill objects, their bytes in base64, of an append, an import, a catch-up, a put or a
+// delete of a spill) or one purge, fsync'ed before the reply (WIR-042); an object and its event
+// are one line, so a kill keeps both or neither (DUR-007). A lock file serializes the processes
+// that share the directory (WIR-041); each operation first reads the lines other processes added.
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, linkSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Change, type Conversation, type Storage, type StoredState, applied, arrayState, serve } from '@convledger/kit';
+import { type Change, type Conversation, type SpillMetadata, type Storage, type StoredState, applied, arrayState, serve } from '@convledger/kit';
 
-type Line = { readonly write: string; readonly change: Change } | { readonly purge: string };
+type Kept = { readonly metadata: SpillMetadata; readonly base64: string };
+type Line = { readonly write: string; readonly change: Change; readonly kept?: Kept[] } | { readonly purge: string };
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -82,8 +85,10 @@ class FileStorage implements Storage {
       this.tombstones.add(line.purge);
       return;
     }
-    this.conversations.set(line.write, applied(this.conversations.get(line.write), line.change));
-    for (const envelope of line.change.events) this.eventIds.add(envelope.eventId);
+    const spills = line.kept?.map((o) => ({ metadata: o.metadata, data: new Uint8Array(Buffer.from(o.base64, 'base64')) }));
+    const change = spills === undefined ? line.change : { ...line.change, spills };
+    this.conversations.set(line.write, applied(this.conversations.get(line.write), change));
+    for (const envelope of change.events) this.eventIds.add(envelope.eventId);
   }
 
   private state(conversationId: string): StoredState {
@@ -104,12 +109,18 @@ class FileStorage implements Storage {
   write(conversationId: string, step: (state: StoredState) => Change): void {
     this.locked(() => {
       const change = step(this.state(conversationId));
-      if (change.events.length > 0 || change.checkpoints.length > 0) this.commit({ write: conversationId, change });
+      if (change.events.length === 0 && change.checkpoints.length === 0) return;
+      const kept = change.spills?.map((o) => ({ metadata: o.metadata, base64: Buffer.from(o.data).toString('base64') }));
+      this.commit({ write: conversationId, change: { ...change, spills: undefined }, kept });
     });
   }
 
   view<T>(conversationId: string, look: (state: StoredState) => T): T {
     return this.locked(() => look(this.state(conversationId)));
+  }
+
+  viewAll<T>(look: (conversationIds: readonly string[], state: (conversationId: string) => StoredState) => T): T {
+    return this.locked(() => look([...this.conversations.keys()], (conversationId) => this.state(conversationId)));
   }
 
   purge(conversationId: string): boolean {
@@ -136,7 +147,7 @@ process.on('exit', () => { for (const dir of made) rmSync(dir, { recursive: true
 
 await serve({
   name: 'convledger-ts-file',
-  capabilities: ['ledger', 'persistence', 'purge', 'projections'],
+  capabilities: ['ledger', 'persistence', 'purge', 'projections', 'spills', 'search'],
   newStore: () => { const dir = mkdtempSync(join(tmpdir(), 'convledger-ts-')); made.push(dir); return new FileStorage(dir); },
   openStore: (location) => new FileStorage(location),
 });

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// An in-memory store on the kit: capabilities ledger, purge and projections. Everything below is
-// storage; the kit checks arguments, orders refusals, pages, folds projections, builds archives
-// and serves the protocol.
+// An in-memory store on the kit: capabilities ledger, purge, projections, spills and search.
+// Everything below is storage; the kit checks arguments, orders refusals, pages, folds
+// projections, checks and authorizes spills, finds hits, builds archives and bundles and serves
+// the protocol. A conversation's
+// spill objects live in its `Conversation` (arrayState and applied keep them), so a purge that
+// drops the conversation drops them too (SPL-032).
 import { type Change, type Conversation, type Storage, type StoredState, applied, arrayState, serve } from '@convledger/kit';
 
 class MemoryStorage implements Storage {
@@ -25,6 +28,10 @@ class MemoryStorage implements Storage {
     return look(this.state(conversationId));
   }
 
+  viewAll<T>(look: (conversationIds: readonly string[], state: (conversationId: string) => StoredState) => T): T {
+    return look([...this.conversations.keys()], (conversationId) => this.state(conversationId));
+  }
+
   purge(conversationId: string): boolean {
     for (const envelope of this.conversations.get(conversationId)?.events ?? []) this.eventIds.delete(envelope.eventId);
     this.conversations.delete(conversationId);
@@ -34,4 +41,4 @@ class MemoryStorage implements Storage {
   }
 }
 
-await serve({ name: 'convledger-ts-memory', capabilities: ['ledger', 'purge', 'projections'], newStore: () => new MemoryStorage() });
+await serve({ name: 'convledger-ts-memory', capabilities: ['ledger', 'purge', 'projections', 'spills', 'search'], newStore: () => new MemoryStorage() });

@@ -5,7 +5,8 @@ import { Refusal, invalid, notSupported } from './errors.js';
 import { canonical, decodeStrict, isObject } from './json.js';
 import type { KindRegistry } from './kinds.js';
 import { checkpointsJson, projectionProblem } from './projections.js';
-import type { Checkpoint } from './storage.js';
+import { spillProblem, spillsJson } from './spills.js';
+import type { Checkpoint, SpillMetadata } from './storage.js';
 
 /** The companions of an archive and the capability each needs (ARC-011). */
 export const COMPANIONS: ReadonlyMap<string, string> = new Map([
@@ -19,11 +20,15 @@ export interface Archive {
   readonly conversationId: string;
   readonly events: readonly Envelope[];
   readonly companions: { readonly [name: string]: unknown };
+  /** The checked entries of the `spills` companion (SPL-041, SPL-043); empty without it. */
+  readonly spills: readonly SpillMetadata[];
 }
 
-/** ARC-001: the canonical archive of one conversation's events and checkpoints (PRJ-040). */
-export function encodeArchive(conversationId: string, events: readonly Envelope[], checkpoints: readonly Checkpoint[] = []): Uint8Array {
-  const companions = checkpoints.length === 0 ? {} : { projections: checkpointsJson(checkpoints) };
+/** ARC-001: the canonical archive of one conversation's events, checkpoints (PRJ-040) and live spills (SPL-040). */
+export function encodeArchive(conversationId: string, events: readonly Envelope[], checkpoints: readonly Checkpoint[] = [], spills: readonly SpillMetadata[] = []): Uint8Array {
+  const companions: { [name: string]: unknown } = {};
+  if (checkpoints.length > 0) companions.projections = checkpointsJson(checkpoints);
+  if (spills.length > 0) companions.spills = spillsJson(spills);
   const document = { companions, conversationId, events, format: 'convledger.archive', formatVersion: 1 };
   return Buffer.from(canonical(document, 'archive'), 'utf8');
 }
@@ -31,9 +36,10 @@ export function encodeArchive(conversationId: string, events: readonly Envelope[
 /**
  * ARC-002 .. ARC-012 in ERR-011's order, steps 1 to 5: the bytes, another formatVersion, the
  * content in document order, the companions' capabilities. `declared` holds the store's
- * capabilities. The store's state (steps 7 to 9) is the caller's.
+ * capabilities. The store's state (steps 7 to 9) is the caller's. `bundle`: the archive of a
+ * bundle, whose `spills` companion is not refused by SPL-042 (its bytes travel beside it).
  */
-export function decodeArchive(data: unknown, registry: KindRegistry, declared: ReadonlySet<string>): Archive {
+export function decodeArchive(data: unknown, registry: KindRegistry, declared: ReadonlySet<string>, bundle = false): Archive {
   if (!(data instanceof Uint8Array)) throw invalid('an archive is bytes', 'ARC-003', 'archive'); // WIR-014
   if (data.length > MAX_ARCHIVE_BYTES) throw invalid(`an archive has at most ${MAX_ARCHIVE_BYTES} bytes`, 'LIM-006', 'archive');
   const integers = new Set<string>();
@@ -88,7 +94,9 @@ export function decodeArchive(data: unknown, registry: KindRegistry, declared: R
   }
   // PRJ-041, PRJ-042: the companion's shape, and the built-ins' checkpoints against their fold
   if ('projections' in companions && declared.has('projections')) projectionProblem(checked, companions.projections, registry, null);
-  if ('spills' in companions) throw invalid('an archive with spill objects is imported as a bundle', 'SPL-042', 'companions');
+  // SPL-041, SPL-043: the spills companion's shape and its agreement with the events
+  const spills = 'spills' in companions && declared.has('spills') ? spillProblem(checked, companions.spills) : [];
+  if ('spills' in companions && !bundle) throw invalid('an archive with spill objects is imported as a bundle', 'SPL-042', 'companions');
   if (absent !== null) throw notSupported(absent, `importing this companion needs capability ${absent}`);
-  return { conversationId, events: checked, companions };
+  return { conversationId, events: checked, companions, spills };
 }

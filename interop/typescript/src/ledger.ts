@@ -2,13 +2,16 @@
 // the order of refusals (ERR-007, ERR-010, ERR-011), paging (LED-007 .. LED-011), archives and
 // projections (PRJ).
 
-import { decodeArchive, encodeArchive } from './archive.js';
+import { type Archive, decodeArchive, encodeArchive } from './archive.js';
 import { type Draft, type Envelope, MAX_SAFE, checkCount, checkDraft, checkText, place } from './envelope.js';
 import { Refusal, conflict, duplicate, invalid, notSupported, purged } from './errors.js';
-import { isObject } from './json.js';
+import { type Json, canonical, isObject } from './json.js';
 import type { KindRegistry } from './kinds.js';
 import { DEFAULT_MAX_EVENTS, MAX_EVENTS, advance, checkName, definitionIn, definitionsIn, projectionProblem } from './projections.js';
-import type { Capability, Checkpoint, Storage, StoredState } from './storage.js';
+import { Asking } from './callback.js';
+import { CREATED, DELETED, bundleObjects, checkData, checkMediaType, checkOperation, checkReason, checkReference, checkStored, denied, digest, encodeBundle, liveDuplicate, notLive, openBundle, refuseLiveSpillEvents, spillDraft, spillsOf } from './spills.js';
+import { DEFAULT_SEARCH_LIMIT, type Hit, checkScope, checkSearchLimit, hitsOf, inCodePointOrder, pageOf, queryWords } from './search.js';
+import type { Capability, Checkpoint, SpillMetadata, SpillObject, Storage, StoredState } from './storage.js';
 
 export const MAX_BATCH = 10000; // LED-001
 export const MAX_READ_LIMIT = 10000; // LED-010
@@ -63,6 +66,9 @@ export class Store {
     if (this.capabilities.has('purge') && typeof storage.purge !== 'function') {
       throw new TypeError('capability purge is declared but the storage has no purge hook');
     }
+    if (this.capabilities.has('search') && typeof storage.viewAll !== 'function') {
+      throw new TypeError('capability search is declared but the storage has no viewAll hook');
+    }
     if (this.capabilities.has('persistence') && typeof storage.reopen !== 'function') {
       throw new TypeError('capability persistence is declared but the storage has no reopen hook');
     }
@@ -98,6 +104,7 @@ export class Store {
         throw conflict(state.head, `the head is ${state.head}, not ${String(expected)}`, 'LED-005');
       }
       for (const draft of batch) if (state.taken(draft.eventId)) throw duplicate(draft.eventId, 'LED-003');
+      if (this.capabilities.has('spills')) refuseLiveSpillEvents(state, batch); // SPL-008, step 6
       placed = batch.map((draft, index) => place(conversationId, state.head + index + 1, draft));
       return { events: placed, checkpoints: [] };
     });
@@ -137,14 +144,26 @@ export class Store {
   exportConversation(args: Args): Uint8Array {
     const conversationId = args.conversationId;
     checkText(conversationId, 'conversationId', 'ENV-005');
-    const [events, checkpoints] = this.storage.view(conversationId, (state) => [state.read(1, null, MAX_SAFE), state.checkpoints()] as const);
+    const [events, checkpoints, spills] = this.storage.view(conversationId, (state) => [state.read(1, null, MAX_SAFE), this.checkpointsOf(state), this.spillsOf(state)] as const);
     if (events.length === 0) throw new Refusal('not_found', 'the conversation has no events', 'ARC-005');
-    return encodeArchive(conversationId, events, this.capabilities.has('projections') ? checkpoints : []);
+    return encodeArchive(conversationId, events, checkpoints, spills); // SPL-044: read with the events
+  }
+
+  private checkpointsOf(state: StoredState): readonly Checkpoint[] {
+    return this.capabilities.has('projections') ? state.checkpoints() : [];
+  }
+
+  private spillsOf(state: StoredState): readonly SpillMetadata[] {
+    return this.capabilities.has('spills') ? spillsOf(state).spills() : [];
   }
 
   /** ARC-002 .. ARC-013 in ERR-011's order; steps 7 to 9 inside the storage's atomic step. */
   importConversation(args: Args): ImportReport {
-    const archive = decodeArchive(args.archive, this.registry, this.capabilities);
+    return this.imported(decodeArchive(args.archive, this.registry, this.capabilities), args, []);
+  }
+
+  /** Steps 6 to 9 of ERR-011 for a decoded archive (and a bundle's objects, SPL-055). */
+  private imported(archive: Archive, args: Args, objects: readonly SpillObject[]): ImportReport {
     const given = definitionsIn(args.projections ?? undefined); // step 6 (PRJ-043)
     const companion = archive.companions.projections;
     const checkpoints = companion === undefined ? [] : projectionProblem(archive.events, companion, this.registry, given);
@@ -153,7 +172,7 @@ export class Store {
       if (state.purged) throw purged(conversationId);
       if (state.head > 0) throw conflict(state.head, 'the target conversation has events', 'ARC-009');
       for (const envelope of events) if (state.taken(envelope.eventId)) throw duplicate(envelope.eventId, 'ARC-010');
-      return { events, checkpoints }; // PRJ-044: in the same atomic step
+      return objects.length > 0 ? { events, checkpoints, spills: objects } : { events, checkpoints }; // PRJ-044, SPL-055: one atomic step
     });
     return { conversationId, events: events.length, headSeq: events.length };
   }
@@ -203,5 +222,113 @@ export class Store {
       const stored = state.checkpoint(name);
       return { uptoSeq: stored?.uptoSeq ?? 0, head: state.head, version: stored?.version ?? null };
     });
+  }
+
+  /** SPL-001 .. SPL-007, TRN-110: checks in the reference's order, then one atomic step. */
+  putSpill(args: Args): SpillMetadata {
+    this.require('spills', 'putSpill');
+    const conversationId = args.conversationId;
+    checkText(conversationId, 'conversationId', 'ENV-005');
+    const data = checkData(args.data);
+    const reference = checkReference(args.reference);
+    const mediaType = checkMediaType(args.mediaType);
+    const operation = checkOperation(args.operation);
+    const sha256 = digest(data);
+    const draft = spillDraft(args.eventId, CREATED, args.occurredAt, { reference, bytes: data.length, sha256, mediaType });
+    this.registry.check(draft.kind, draft.schemaVersion, draft.payload);
+    let stored: SpillMetadata | undefined;
+    this.storage.write(conversationId, (state) => {
+      if (state.purged) throw purged(conversationId); // TRN-110
+      if (spillsOf(state).spill(reference) !== null) throw liveDuplicate(reference); // SPL-007
+      if (state.taken(draft.eventId)) throw duplicate(draft.eventId, 'LED-003');
+      const envelope = place(conversationId, state.head + 1, draft);
+      stored = { reference, mediaType, bytes: data.length, sha256, createdSeq: envelope.seq, operation };
+      return { events: [envelope], checkpoints: [], spills: [{ metadata: stored, data }] };
+    });
+    return stored as SpillMetadata;
+  }
+
+  /**
+   * SPL-020 .. SPL-023, SPL-057: the object and its bytes read together, the client's callback
+   * asked about a copy of its descriptor (WIR-030), and only then the bytes checked.
+   */
+  getSpill(args: Args): Asking {
+    this.require('spills', 'getSpill');
+    const conversationId = args.conversationId;
+    checkText(conversationId, 'conversationId', 'ENV-005');
+    const reference = checkReference(args.reference);
+    if (args.authorize !== true) throw invalid('authorize must be a callable', 'SPL-057', 'authorize'); // WIR-030
+    const [metadata, data] = this.storage.view(conversationId, (state) => {
+      const hooks = spillsOf(state);
+      return [hooks.spill(reference), hooks.spillData(reference)] as const;
+    });
+    if (metadata === null) throw notLive(conversationId, reference);
+    const descriptor = JSON.parse(canonical((metadata.operation as { authorization: Json }).authorization, 'operation')) as Json;
+    return new Asking(descriptor, (granted) => {
+      if (!granted) throw denied(); // SPL-023: before the bytes are checked
+      return checkStored(metadata, data ?? new Uint8Array(0));
+    });
+  }
+
+  /** SPL-030, SPL-031, TRN-110: the object deleted and its event appended in one atomic step. */
+  deleteSpill(args: Args): Envelope {
+    this.require('spills', 'deleteSpill');
+    const conversationId = args.conversationId;
+    checkText(conversationId, 'conversationId', 'ENV-005');
+    const reference = checkReference(args.reference);
+    const reason = checkReason(args.reason ?? 'deleted');
+    const checked = spillDraft(args.eventId, DELETED, args.occurredAt, null);
+    let placed: Envelope | undefined;
+    this.storage.write(conversationId, (state) => {
+      if (state.purged) throw purged(conversationId); // TRN-110: before not_found
+      const live = spillsOf(state).spill(reference);
+      if (live === null) throw notLive(conversationId, reference);
+      const draft = { ...checked, payload: { reference, bytes: live.bytes, reason } };
+      this.registry.check(draft.kind, draft.schemaVersion, draft.payload);
+      if (state.taken(draft.eventId)) throw duplicate(draft.eventId, 'LED-003');
+      placed = place(conversationId, state.head + 1, draft);
+      return { events: [placed], checkpoints: [], deletedSpills: [reference] };
+    });
+    return placed as Envelope;
+  }
+
+  /** SPL-050, SPL-054: the archive and its objects' bytes, read in one snapshot. */
+  exportBundle(args: Args): Uint8Array {
+    this.require('spills', 'exportBundle');
+    const conversationId = args.conversationId;
+    checkText(conversationId, 'conversationId', 'ENV-005');
+    const [events, checkpoints, objects] = this.storage.view(conversationId, (state) => {
+      const hooks = spillsOf(state);
+      const live = hooks.spills().map((metadata) => ({ metadata, data: hooks.spillData(metadata.reference) ?? new Uint8Array(0) }));
+      return [state.read(1, null, MAX_SAFE), this.checkpointsOf(state), live] as const;
+    });
+    if (events.length === 0) throw new Refusal('not_found', 'the conversation has no events', 'ARC-005');
+    return encodeBundle(encodeArchive(conversationId, events, checkpoints, objects.map((o) => o.metadata)), objects);
+  }
+
+  /** SPL-051 .. SPL-055 in ERR-011's order: the bundle, its archive, its objects, then one atomic step. */
+  importBundle(args: Args): ImportReport {
+    this.require('spills', 'importBundle');
+    const contents = openBundle(args.bundle);
+    const archive = decodeArchive(contents.archive, this.registry, this.capabilities, true);
+    return this.imported(archive, args, bundleObjects(contents, archive.spills));
+  }
+
+  /** SRC-001 .. SRC-024: checks before any callback, the hits read in one snapshot, then the grants. */
+  search(args: Args): Hit[] | Asking {
+    this.require('search', 'search');
+    const requester = args.requester;
+    checkText(requester, 'requester', 'SRC-001');
+    const words = queryWords(args.query);
+    const scope = checkScope(args.scope ?? null);
+    const limit = checkSearchLimit('limit' in args ? args.limit : DEFAULT_SEARCH_LIMIT);
+    const authorize = args.authorize ?? null; // WIR-030: true stands for a callable
+    if (authorize !== null && authorize !== true) throw invalid('authorize must be absent or a callable', 'SRC-011', 'authorize');
+    if (this.storage.viewAll === undefined) throw notSupported('search', 'search needs capability search');
+    const [own, others] = this.storage.viewAll((ids, state) => {
+      const candidates = (scope ?? inCodePointOrder(ids)).filter((id) => id !== requester);
+      return [hitsOf(state(requester), requester, words, limit), candidates.map((id) => [id, hitsOf(state(id), id, words, limit)] as const)] as const;
+    });
+    return pageOf(own, others, limit, authorize === true);
   }
 }

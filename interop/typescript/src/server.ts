@@ -4,6 +4,7 @@ import { type CborValue, type Encodable, ForeignMap, MalformedFrame, decode, enc
 import { Refusal, invalid, notSupported, shown } from './errors.js';
 import { isObject } from './json.js';
 import { KindRegistry } from './kinds.js';
+import { Asking } from './callback.js';
 import { type Args, Store } from './ledger.js';
 import type { Storage, StoreFactory } from './storage.js';
 
@@ -31,14 +32,34 @@ const SERVED: ReadonlyMap<string, (store: Store, args: Args) => unknown> = new M
   ['catchUp', (s, a) => s.catchUp(a)],
   ['loadCheckpoint', (s, a) => s.loadCheckpoint(a)],
   ['projectionStatus', (s, a) => s.projectionStatus(a)],
+  ['putSpill', (s, a) => s.putSpill(a)],
+  ['getSpill', (s, a) => s.getSpill(a)],
+  ['deleteSpill', (s, a) => s.deleteSpill(a)],
+  ['exportBundle', (s, a) => s.exportBundle(a)],
+  ['importBundle', (s, a) => s.importBundle(a)],
+  ['search', (s, a) => s.search(a)],
 ]);
 
 /** A reply frame (WIR-005). */
 export type Reply = { id: number | bigint | null; ok?: Encodable; error?: Encodable };
+/** A callback frame (WIR-030, WIR-043). */
+export type CallbackFrame = { callback: number; kind: 'authorize'; args: { value: Encodable } };
+/** A frame the server writes. */
+export type Outgoing = Reply | CallbackFrame;
+
+/** A request whose operation waits for its client's callback reply. */
+interface Pending {
+  readonly id: number | bigint;
+  readonly asking: Asking;
+  readonly callback: number;
+}
 
 function isId(value: unknown): value is number | bigint {
   return (typeof value === 'number' && Number.isInteger(value) && value >= 0) || (typeof value === 'bigint' && value >= 0n && value < 1n << 64n);
 }
+
+/** A request answered, or waiting for its client's callback. */
+type Outcome = { reply: Reply; id?: undefined; asking?: undefined } | { id: number | bigint; asking: Asking; reply?: undefined };
 
 function refusalOut(error: Refusal): Encodable {
   const out: { [k: string]: Encodable } = { kind: error.kind, message: error.message, details: { ...error.details } };
@@ -51,6 +72,7 @@ export class Session {
   private readonly stores = new Map<number, Store>();
   private nextHandle = 1;
   private greeted = false;
+  private pending: Pending | null = null;
   private readonly registry: KindRegistry;
 
   constructor(private readonly factory: StoreFactory, registry?: KindRegistry) {
@@ -107,23 +129,89 @@ export class Session {
     return handler(store, args);
   }
 
-  /** The reply to one decoded request frame (WIR-004 .. WIR-008); members besides id, op and args are ignored (WIR-045). */
+  /**
+   * The reply to one decoded request frame (WIR-004 .. WIR-008); members besides id, op and args
+   * are ignored (WIR-045). Without a channel for callbacks: a callback counts as raised (WIR-032).
+   */
   answer(request: CborValue): Reply {
+    const outcome = this.start(request);
+    return outcome.asking === undefined ? outcome.reply : this.finish(outcome.id, outcome.asking);
+  }
+
+  /**
+   * The frames to write for one decoded frame from the client: a request's reply, or a callback
+   * frame while its operation waits for the client (WIR-030); a frame that arrives while a
+   * callback is pending is its callback reply, or else the callback counts as raised and the
+   * frame is answered `invalid_input` after the pending request's reply (WIR-033).
+   */
+  receive(frame: CborValue): Outgoing[] {
+    const pending = this.pending;
+    if (pending === null) return this.deliver(this.start(frame), 0);
+    this.pending = null;
+    const members = frame instanceof ForeignMap ? null : frame;
+    if (isObject(members) && members.callbackReply === pending.callback && Object.keys(members).every((k) => ['callbackReply', 'ok', 'error'].includes(k)) && ('ok' in members) !== ('error' in members)) {
+      return this.deliver(this.resume(pending.id, pending.asking, members.ok === true), pending.callback); // WIR-032
+    }
+    const strayId = isObject(members) && isId(members.id) ? members.id : null;
+    const stray: Reply = { id: strayId, error: { kind: 'invalid_input', message: `a frame that is not the reply to callback ${pending.callback} arrived while it was pending`, requirement: 'WIR-033' } };
+    return [this.finish(pending.id, pending.asking), stray];
+  }
+
+  /** The frames to write when a frame could not be read (`error`, WIR-004): while a callback is pending, it counts as raised (WIR-033). */
+  unreadable(error: Reply): Outgoing[] {
+    return [...this.end(), error];
+  }
+
+  /** The frames to write when the input ends: a pending request is answered, its callback raised (WIR-033). */
+  end(): Outgoing[] {
+    const pending = this.pending;
+    if (pending === null) return [];
+    this.pending = null;
+    return [this.finish(pending.id, pending.asking)];
+  }
+
+  /** The reply of a request whose channel for callbacks is gone: every callback counts as raised. */
+  private finish(id: number | bigint, asking: Asking): Reply {
+    let outcome = this.resume(id, asking, false);
+    while (outcome.asking !== undefined) outcome = this.resume(id, outcome.asking, false);
+    return outcome.reply;
+  }
+
+  private deliver(outcome: Outcome, previous: number): Outgoing[] {
+    if (outcome.asking === undefined) return [outcome.reply];
+    const id = outcome.id;
+    const callback = previous + 1; // WIR-043: 1, 2, 3, ... within the request
+    this.pending = { id, asking: outcome.asking, callback };
+    return [{ callback, kind: 'authorize', args: { value: outcome.asking.value as Encodable } }];
+  }
+
+  private start(request: CborValue): Outcome {
     // a member with a key that is not text is a member other than id, op and args: ignored (WIR-045)
     if (request instanceof ForeignMap) request = request.textMembers as CborValue;
-    if (!isObject(request)) return { id: null, error: { kind: 'invalid_input', message: 'a frame holds a map', requirement: 'WIR-004' } };
+    if (!isObject(request)) return { reply: { id: null, error: { kind: 'invalid_input', message: 'a frame holds a map', requirement: 'WIR-004' } } };
     const id = request.id;
     const given = 'args' in request ? request.args : {};
     const args = given instanceof ForeignMap ? given.textMembers : given; // WIR-026: unnamed members ignored
     if (!isId(id) || typeof request.op !== 'string' || !isObject(args)) {
-      return { id: isId(id) ? id : null, error: { kind: 'invalid_input', message: 'a request is {id, op, args?}', requirement: 'WIR-004' } };
+      return { reply: { id: isId(id) ? id : null, error: { kind: 'invalid_input', message: 'a request is {id, op, args?}', requirement: 'WIR-004' } } };
     }
+    const op = request.op;
+    return this.settle(id, () => this.dispatch(op, args));
+  }
+
+  private resume(id: number | bigint, asking: Asking, granted: boolean): Outcome {
+    return this.settle(id, () => asking.then(granted));
+  }
+
+  private settle(id: number | bigint, run: () => unknown): Outcome {
     try {
-      return { id, ok: this.dispatch(request.op, args) as Encodable };
+      const value = run();
+      if (value instanceof Asking) return { id, asking: value };
+      return { reply: { id, ok: value as Encodable } };
     } catch (error) {
-      if (error instanceof Refusal) return { id, error: refusalOut(error) };
+      if (error instanceof Refusal) return { reply: { id, error: refusalOut(error) } };
       const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-      return { id, error: { kind: 'internal', message: text } };
+      return { reply: { id, error: { kind: 'internal', message: text } } };
     }
   }
 
@@ -136,11 +224,12 @@ export class Session {
   }
 }
 
-function frame(reply: Reply): Uint8Array {
+function frame(reply: Outgoing): Uint8Array {
   let body: Uint8Array;
   try {
     body = encode(reply);
   } catch (error) { // a result without a CBOR image: internal (WIR-008)
+    if ('callback' in reply) throw error;
     body = encode({ id: reply.id, error: { kind: 'internal', message: `unencodable result: ${String(error)}` } });
   }
   const out = new Uint8Array(4 + body.length);
@@ -166,7 +255,8 @@ export function serve(factory: StoreFactory, options: ServeOptions = {}): Promis
   const session = new Session(factory, options.registry);
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
-  const reply = (message: Reply): void => { output.write(frame(message)); };
+  const reply = (message: Outgoing): void => { output.write(frame(message)); };
+  const replies = (messages: Outgoing[]): void => { for (const message of messages) reply(message); };
   let waiting: Buffer[] = [];
   let waitingBytes = 0;
   let needed = 4;
@@ -182,7 +272,7 @@ export function serve(factory: StoreFactory, options: ServeOptions = {}): Promis
       while (pending.length >= 4) {
         const size = pending.readUInt32BE(0);
         if (size > MAX_FRAME) { // the framing is lost (WIR-004)
-          reply({ id: null, error: { kind: 'invalid_input', message: 'a frame over the limit', requirement: 'WIR-004' } });
+          replies(session.unreadable({ id: null, error: { kind: 'invalid_input', message: 'a frame over the limit', requirement: 'WIR-004' } }));
           process.exitCode = 2;
           input.removeAllListeners('data');
           session.closeAll();
@@ -198,17 +288,19 @@ export function serve(factory: StoreFactory, options: ServeOptions = {}): Promis
           request = decode(body);
         } catch (error) {
           if (!(error instanceof MalformedFrame)) throw error;
-          reply({ id: null, error: { kind: 'invalid_input', message: error.message, requirement: 'WIR-004' } });
+          replies(session.unreadable({ id: null, error: { kind: 'invalid_input', message: error.message, requirement: 'WIR-004' } }));
           continue;
         }
-        reply(session.answer(request));
+        replies(session.receive(request));
       }
       if (pending.length) { waiting = [pending]; waitingBytes = pending.length; }
     });
     input.on('end', () => {
       if (waitingBytes) {
-        reply({ id: null, error: { kind: 'invalid_input', message: 'the input ended inside a frame', requirement: 'WIR-004' } });
+        replies(session.unreadable({ id: null, error: { kind: 'invalid_input', message: 'the input ended inside a frame', requirement: 'WIR-004' } }));
         process.exitCode = 2;
+      } else {
+        replies(session.end());
       }
       session.closeAll();
       resolve();

@@ -1,6 +1,6 @@
 // What the kit's tests share: the spec's folder and a small storage to drive sessions with.
 import { fileURLToPath } from 'node:url';
-import { type Change, type Conversation, type Storage, type StoredState, Session, applied, arrayState, decode, encode, type CborValue, type Encodable } from '@convledger/kit';
+import { type Capability, type Change, type Conversation, type Storage, type StoredState, Session, applied, arrayState, decode, encode, type CborValue, type Encodable } from '@convledger/kit';
 
 /** The checkout's spec/ (the tests run on the built JS in interop/typescript/dist/test). */
 export const SPEC = fileURLToPath(new URL('../../../../spec/', import.meta.url));
@@ -16,6 +16,9 @@ export class ArrayStorage implements Storage {
     this.conversations.set(conversationId, applied(this.conversations.get(conversationId), step(this.state(conversationId))));
   }
   view<T>(conversationId: string, look: (state: StoredState) => T): T { return look(this.state(conversationId)); }
+  viewAll<T>(look: (ids: readonly string[], state: (conversationId: string) => StoredState) => T): T {
+    return look([...this.conversations.keys()], (id) => this.state(id));
+  }
   purge(conversationId: string): boolean {
     this.conversations.delete(conversationId);
     const newly = !this.tombstones.has(conversationId);
@@ -25,8 +28,9 @@ export class ArrayStorage implements Storage {
 }
 
 /** A greeted session over ArrayStorage with one store open as handle 1; `call` answers through CBOR. */
-export function session(): { call: (op: string, args?: { [k: string]: Encodable }) => { [k: string]: CborValue } } {
-  const s = new Session({ name: 'test', capabilities: ['ledger', 'purge', 'projections'], newStore: () => new ArrayStorage() });
+export function session(capabilities: Capability[] = ['ledger', 'purge', 'projections']): { call: (op: string, args?: { [k: string]: Encodable }) => { [k: string]: CborValue }; s: Session; storages: ArrayStorage[] } {
+  const storages: ArrayStorage[] = [];
+  const s = new Session({ name: 'test', capabilities, newStore: () => { const made = new ArrayStorage(); storages.push(made); return made; } });
   let id = 0;
   const call = (op: string, args: { [k: string]: Encodable } = {}): { [k: string]: CborValue } => {
     const request = decode(encode({ id: ++id, op, args: op === 'hello' || op === 'newStore' ? args : { store: 1, ...args } }));
@@ -34,7 +38,7 @@ export function session(): { call: (op: string, args?: { [k: string]: Encodable 
   };
   call('hello', { protocol: 1 });
   call('newStore');
-  return { call };
+  return { call, s, storages };
 }
 
 export function draft(eventId: string, value: Encodable = 1): { [k: string]: Encodable } {
