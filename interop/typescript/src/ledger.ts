@@ -57,11 +57,38 @@ export interface ProjectionStatus {
   readonly version: number | null;
 }
 
+const HOOKS: ReadonlySet<string> = new Set(['write', 'view', 'viewAll', 'purge', 'reopen', 'close']);
+
+/**
+ * The storage with each hook checked to be synchronous: a hook that returns a Promise (an `async`
+ * hook) would let the kit answer before the write happened, so the call fails at once, naming it
+ * (the suite sees kind `internal` with this message).
+ */
+function synchronous(storage: Storage): Storage {
+  return new Proxy(storage, {
+    get(target, name, receiver): unknown {
+      const value: unknown = Reflect.get(target, name, receiver);
+      if (typeof name !== 'string' || !HOOKS.has(name) || typeof value !== 'function') return value;
+      return (...args: unknown[]): unknown => {
+        const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (typeof result === 'object' && result !== null && typeof (result as { then?: unknown }).then === 'function') {
+          throw new Error(`the storage hook ${name} returned a Promise: the kit's hooks are synchronous `
+            + '(do all I/O before returning; no async, no await)');
+        }
+        return result;
+      };
+    },
+  });
+}
+
 /** One store: a storage and its declared capabilities, behind the operations of the protocol. */
 export class Store {
   readonly capabilities: ReadonlySet<Capability>;
 
-  constructor(readonly storage: Storage, capabilities: readonly Capability[], readonly registry: KindRegistry) {
+  readonly storage: Storage;
+
+  constructor(storage: Storage, capabilities: readonly Capability[], readonly registry: KindRegistry) {
+    this.storage = synchronous(storage);
     this.capabilities = new Set(capabilities);
     if (this.capabilities.has('purge') && typeof storage.purge !== 'function') {
       throw new TypeError('capability purge is declared but the storage has no purge hook');

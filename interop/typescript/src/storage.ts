@@ -6,6 +6,10 @@
 // durably. It is the mirror of the Python bases (convledger/store_base.py, PurgeBase,
 // ProjectionsBase, SpillsBase): their `_put_spill` and `_delete_spill` are a `write` whose Change
 // keeps or deletes objects, `_get_spill` and `_export_bundle_contents` a `view`.
+//
+// Every hook is synchronous: do all I/O before returning (no async, no await, no Promise); the kit
+// refuses a hook that returns a Promise with kind `internal`. Write nothing to standard output: it
+// carries the protocol's frames (WIR-023); log with console.error.
 
 import type { Envelope } from './envelope.js';
 import type { Json } from './json.js';
@@ -50,7 +54,10 @@ export interface StoredState extends Partial<SpillState> {
   readonly head: number;
   /** True when the conversation was purged (TRN-092); false for a storage without `purge`. */
   readonly purged: boolean;
-  /** True when a stored event of ANY conversation carries this eventId (LED-003, ARC-010). */
+  /**
+   * True when a stored event of ANY conversation carries this eventId (LED-003, ARC-010). The
+   * eventIds of a purged conversation may count as taken or not (TRN-096).
+   */
   taken(eventId: string): boolean;
   /** Up to `limit` envelopes with fromSeq <= seq <= toSeq (toSeq null: no bound), in seq order. */
   read(fromSeq: number, toSeq: number | null, limit: number): readonly Envelope[];

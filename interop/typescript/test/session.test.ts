@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { IntegralFloat, Session } from '@convledger/kit';
+import { IntegralFloat, Session, decode, encode } from '@convledger/kit';
 import { ArrayStorage, SPEC, draft, session } from './support.js';
 
 const kind = (reply: { [k: string]: unknown }): string | undefined => (reply.error as { kind?: string } | undefined)?.kind;
@@ -69,3 +69,20 @@ test('read pages with nextSeq exactly when more may follow (LED-011)', () => {
   assert.equal(kind(call('read', { conversationId: 'c', fromSeq: null })), 'invalid_input');
 });
 
+
+test('a hook that returns a Promise (an async hook) is named at once, kind internal', () => {
+  class AsyncWrite extends ArrayStorage {
+    // a Promise where the kit's hook returns void: strict tsc accepts it, as it accepts `async write`
+    override async write(conversationId: string, step: Parameters<ArrayStorage['write']>[1]): Promise<void> {
+      await Promise.resolve();
+      super.write(conversationId, step);
+    }
+  }
+  const s = new Session({ name: 'n', capabilities: ['ledger'], newStore: () => new AsyncWrite() });
+  s.answer({ id: 1, op: 'hello', args: { protocol: 1 } });
+  const store = (s.answer({ id: 2, op: 'newStore' }).ok as { store: number }).store;
+  const reply = s.answer(decode(encode({ id: 3, op: 'append', args: { store, conversationId: 'c', drafts: [draft('e1')] } })));
+  const error = reply.error as { kind: string; message: string };
+  assert.equal(error.kind, 'internal');
+  assert.match(error.message, /write returned a Promise: the kit's hooks are synchronous/);
+});
