@@ -12,8 +12,8 @@
 
 The fast code equals the clear code by the property tests
 ``tests/test_fast_canonical.py``, ``tests/test_fast_decode.py``,
-``tests/test_fast_archive.py``, ``tests/test_fast_payload.py`` and
-``tests/test_fast_validate.py``.
+``tests/test_fast_archive.py``, ``tests/test_fast_payload.py``,
+``tests/test_fast_validate.py`` and ``tests/test_fast_append.py``.
 """
 
 from __future__ import annotations

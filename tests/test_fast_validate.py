@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.errors import InvalidInputError
+from convledger.fast import rust_validate
 from convledger.fast import validate as fast
 from convledger.kinds import KindRegistry, KindSpec, default_registry
 from convledger_bench.workloads import payload as workload_payload
@@ -103,16 +104,35 @@ def test_every_registered_schema_compiles_and_accepts_its_example() -> None:
         assert accepts(EXAMPLE_PAYLOADS[key]) and _definition_accepts(*key, EXAMPLE_PAYLOADS[key])
 
 
+COMPILERS = [
+    pytest.param(fast.compile_fastjsonschema, id="fastjsonschema"),
+    pytest.param(rust_validate.compile_accepts, id="jsonschema-rs", marks=pytest.mark.skipif(
+        not rust_validate.AVAILABLE, reason="jsonschema-rs (extra convledger[fast]) not installed"
+    )),
+]
+"""Both compiled validators: each must accept only what the definition accepts."""
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
 @properties
-@given(corpus())
+@given(case=corpus())
 def test_compiled_validator_accepts_only_what_the_definition_accepts(
-    case: tuple[str, int, JsonValue],
+    compiler: Any, case: tuple[str, int, JsonValue],
 ) -> None:
     kind, version, payload = case
-    accepts = fast.compile_accepts(REGISTRY.specs[(kind, version)].payload_schema)
+    accepts = compiler(REGISTRY.specs[(kind, version)].payload_schema)
     assert accepts is not None
     if accepts(payload):
         assert _definition_accepts(kind, version, payload)
+
+
+def test_the_rust_validator_is_chosen_when_installed() -> None:
+    """With ``jsonschema-rs`` installed the seam's compiled validator is its ``is_valid``."""
+    accepts = fast.compile_accepts(REGISTRY.specs[("provider/message", 1)].payload_schema)
+    assert accepts is not None
+    assert (getattr(accepts, "__self__", None).__class__.__module__ == "jsonschema_rs") is (
+        rust_validate.AVAILABLE
+    )
 
 
 @properties
@@ -152,6 +172,18 @@ def test_the_corpus_holds_valid_and_invalid_payloads_of_every_kind() -> None:
         ({"pattern": "^a(?![\\s\\S])"}, "a\n", False),
         ({"pattern": "^[0-9](?![\\s\\S])"}, "\u0661", False),
         ({"pattern": "^[0-9](?![\\s\\S])"}, "7", True),
+        # (. and \w, read differently by Python's re and ECMA-262, are refused in any schema
+        # by KND-006: tests/test_patterns_portable.py)
+        ({"uniqueItems": True}, [1, 1.0], False),  # equal numbers, whatever their type
+        ({"uniqueItems": True}, [{"a": 1}, {"a": 1.0}], False),
+        ({"uniqueItems": True}, [0, False], True),
+        ({"const": 1}, 1.0, True),
+        ({"enum": [1, False]}, 0, False),
+        ({"maxLength": 1}, "\U0001f600", True),  # code points, not UTF-16 units or bytes
+        ({"type": "integer"}, 2**53 - 1, True),
+        ({"type": "number"}, True, False),
+        ({"type": "object", "required": ["a"]}, {"b": None}, False),
+        ({"type": "string", "maxLength": 3}, "abcd", False),
     ],
 )
 def test_known_differences_of_the_two_validators_never_show(
@@ -160,6 +192,10 @@ def test_known_differences_of_the_two_validators_never_show(
     spec = KindSpec("test/kind", 1, "kinds", "a test kind", schema)
     registry = KindRegistry.of([spec])
     assert _definition_accepts_in(registry, payload) is accepted
+    for compiler in (fast.compile_fastjsonschema, rust_validate.compile_accepts):
+        accepts = compiler(schema)
+        if accepts is not None and accepts(payload):
+            assert accepted, compiler
     assert _outcome(registry.check_appended_payload, "test/kind", 1, payload) == _outcome(
         registry.check_payload, "test/kind", 1, payload
     )
@@ -268,7 +304,7 @@ def transition_payloads(draw: st.DrawFn) -> JsonValue:
 def test_one_branch_answers_as_the_whole_schema(payload: JsonValue) -> None:
     """The predicate that judges by the type's branch accepts exactly what the compiled whole
     schema accepts, and only what the definition accepts."""
-    accepts = fast.compile_accepts(TRANSITION)
+    accepts = fast.compile_fastjsonschema(TRANSITION)
     assert accepts is not None
     whole = fast.compile_whole(TRANSITION)
     assert accepts(payload) is whole(payload)
@@ -289,3 +325,15 @@ def test_the_one_branch_corpus_reaches_both_answers_of_every_type() -> None:
 
     collect()
     assert all(answers == {True, False} for answers in seen.values()), seen
+
+
+@pytest.mark.skipif(not rust_validate.AVAILABLE, reason="jsonschema-rs not installed")
+@properties
+@given(transition_payloads())
+def test_the_rust_validator_accepts_only_transitions_the_definition_accepts(
+    payload: JsonValue,
+) -> None:
+    accepts = rust_validate.compile_accepts(TRANSITION)
+    assert accepts is not None
+    if accepts(payload):
+        assert _definition_accepts("runtime/transition", 1, payload)

@@ -10,13 +10,16 @@ objects (ENV-009, LED-014) and returns each draft as a :class:`DetachedDraft`
 carrying the canonical text of its payload, encoded once: the text the size
 limit measured (LIM-004) is the text a store writes (SQL-005).
 
+:data:`checked_batch` is :func:`validated_batch` as every store calls it: bound at the
+codec seam to the clear function or to its one-pass twin (``convledger.fast.append``).
+
 :func:`check_count` is the integer-argument check that appends and reads share
 (LED-005, LED-010). The store interface is in :mod:`convledger.store`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -224,3 +227,11 @@ def check_count(
             field=field,
         )
     return value
+
+
+checked_batch: Callable[[KindRegistry, object, object, object], tuple[EventDraft, ...]] = (
+    codec.fuse_append_checks(validated_batch, EventDraft, DetachedDraft, RUNTIME_KINDS, MAX_BATCH)
+)
+""":func:`validated_batch` as the stores call it: on the fast code, one pass over the drafts
+(:func:`convledger.fast.append.fused`) with the same answer to every batch, result or
+refusal (``tests/test_fast_append.py``); on the clear code, :func:`validated_batch` itself."""

@@ -57,6 +57,11 @@ copied`                max_depth=MAX_DEPTH), None)``: the     encode_payload_cop
                        (PGS-062, PGS-063, PGS-068)            joined_words`, ``tests/test_fast_
                                                               words.py``; equal as sets of the
                                                               pieces between separators
+:func:`fuse_append_  the clear ``validated_batch`` itself   :func:`convledger.fast.append.
+checks`                (:mod:`convledger.batch`, LED-001,     fused`, ``tests/test_fast_
+                       ERR-010)                               append.py``; one pass, the clear
+                                                              code's answer to any batch the
+                                                              pass does not accept at once
 =====================  =====================================  =================================
 
 Choosing the implementation: the environment variable ``CONVLEDGER_CODEC``,
@@ -80,7 +85,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Final, Literal, cast
+from typing import Any, Final, Literal, cast
 
 from convledger import canonical, words
 from convledger.canonical import JsonValue
@@ -181,6 +186,25 @@ def _no_compiled_schema(schema: Mapping[str, object]) -> None:
     return None
 
 
+AppendChecks = Callable[[Any, object, object, object], tuple[Any, ...]]
+"""``validated_batch(registry, conversation_id, drafts, expected_head)`` of convledger.batch."""
+
+fuse_append_checks: Callable[
+    [AppendChecks, type, Callable[..., Any], frozenset[str], int], AppendChecks
+]
+"""Given the clear ``validated_batch``, ``EventDraft``, ``DetachedDraft``, the runtime kinds
+(TRN-108) and LED-001's batch limit: the function the stores call, the same answers as the clear
+one (:mod:`convledger.batch` passes its own pieces: this module imports nothing above it)."""
+
+
+def _not_fused(
+    clear: AppendChecks, draft_type: type, detached: Callable[..., Any],
+    runtime_kinds: frozenset[str], max_batch: int,
+) -> AppendChecks:
+    """The clear code fuses nothing: the stores call ``validated_batch`` itself."""
+    return clear
+
+
 folded_words: Callable[[Iterable[str]], set[str]]
 """The distinct folded words of texts, as the PostgreSQL store indexes them (PGS-063)."""
 
@@ -190,6 +214,7 @@ event's words (PGS-062): split there, without empty pieces, the set :data:`folde
 
 
 if CHOSEN == "fast":
+    from convledger.fast import append as _fast_append
     from convledger.fast import archive as _fast_archive
     from convledger.fast import canonical as _fast_canonical
     from convledger.fast import decode as _fast_decode
@@ -208,6 +233,7 @@ if CHOSEN == "fast":
     compile_schema = _fast_validate.compile_accepts
     folded_words = _fast_words.folded_words
     joined_words = _fast_words.joined_words
+    fuse_append_checks = _fast_append.fused
 else:
     encode = canonical.encode
     decode_stored = _clear_decode_stored
@@ -220,6 +246,7 @@ else:
     compile_schema = _no_compiled_schema
     folded_words = words.folded_words
     joined_words = words.joined_words
+    fuse_append_checks = _not_fused
 
 __all__ = [
     "CHOSEN",
@@ -235,5 +262,6 @@ __all__ = [
     "encode_payload_copied",
     "encode_stored",
     "folded_words",
+    "fuse_append_checks",
     "joined_words",
 ]

@@ -108,15 +108,22 @@ class KindRegistry:
         (``tests/test_fast_validate.py`` proves the compiled validators never accept
         more). The conformance suite calls :meth:`check_payload` only.
         """
+        accepts = self.compiled_accepts(kind, schema_version)
+        if accepts is None or not accepts(payload):
+            self.check_payload(kind, schema_version, payload)
+
+    def compiled_accepts(self, kind: str, schema_version: int) -> Callable[[object], bool] | None:
+        """The pair's compiled validator (:data:`convledger.codec.compile_schema`), compiled on
+        first use, or None (the clear code, an unregistered pair, a schema not compiled): a
+        predicate that answers True only for payloads :meth:`check_payload` accepts."""
         key = (kind, schema_version)
         try:
-            accepts = self._compiled[key]
+            return self._compiled[key]
         except KeyError:
             spec = self.specs.get(key)
             accepts = None if spec is None else codec.compile_schema(spec.payload_schema)
             self._compiled[key] = accepts
-        if accepts is None or not accepts(payload):
-            self.check_payload(kind, schema_version, payload)
+            return accepts
 
 
 def load_registry_document() -> Mapping[str, JsonValue]:

@@ -27,6 +27,7 @@ module                     what lives there
 :mod:`~convledger.batch`   :func:`validated_batch`: every check of an append
                            that needs no stored state (LED-001, LED-003,
                            LED-005, LED-006), shared by every append path
+                           (as :data:`checked_batch`, bound at the codec seam)
 =========================  =================================================
 
 Each capability's protocol lives with its chapter's code and
@@ -39,6 +40,7 @@ store does not implement answers ``not_supported`` (CAP-002).
 
 from __future__ import annotations
 
+from convledger.batch import checked_batch as checked_batch
 from convledger.batch import validated_batch as validated_batch
 from convledger.capabilities import Capability as Capability
 from convledger.capabilities import not_supported as not_supported

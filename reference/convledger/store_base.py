@@ -45,7 +45,7 @@ from typing import NoReturn
 
 from convledger import limits
 from convledger.archive import Archive, archive_of, decode_archive, encode_archive
-from convledger.batch import check_count, validated_batch
+from convledger.batch import check_count, checked_batch
 from convledger.canonical import JsonValue
 from convledger.capabilities import Capability, not_supported, optional_operations
 from convledger.envelope import Envelope, EventDraft, check_identifier
@@ -103,7 +103,7 @@ class StoreBase(abc.ABC):
         PRV-021) keys anything the store shares between events or conversations (LED-022).
         """
         # TRN-108 and the order of refusals (ERR-010) are validated_batch's, shared by every path.
-        batch = validated_batch(self._registry, conversation_id, drafts, expected_head)
+        batch = checked_batch(self._registry, conversation_id, drafts, expected_head)
         return self._append(conversation_id, batch, expected_head)
 
     def read(

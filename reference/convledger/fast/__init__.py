@@ -37,6 +37,13 @@ copy the strict decoder reads from them (LED-014, ``tests/test_fast_payload.py``
 payload schema compiled once (``fastjsonschema``) into a predicate that accepts
 only what ``jsonschema`` accepts; the append path asks the definition about
 everything else (``tests/test_fast_validate.py``).
+
+``convledger.fast.rust_validate``: the same predicate compiled by ``jsonschema-rs`` (the
+optional extra ``convledger[fast]``), which ``compile_accepts`` prefers when it is installed.
+
+``convledger.fast.append``: :func:`~convledger.fast.append.fused`, the checks of
+:func:`convledger.batch.validated_batch` in one pass over the drafts; any batch the
+pass does not accept at once is handed to the clear function (``tests/test_fast_append.py``).
 """
 
 from convledger.fast.canonical import encode

@@ -37,6 +37,16 @@ points are, as Python's ``==`` says), so every other ``then`` is idle and the
 ``allOf`` is that one ``then``. Any other payload (no such member, another
 value, not an object) goes to the compiled whole.
 
+A Rust-backed validator, when installed
+-------------------------------------
+With the extra ``convledger[fast]`` (``jsonschema-rs``), :func:`compile_accepts` returns
+:func:`convledger.fast.rust_validate.compile_accepts` instead: a draft 2020-12 validator
+compiled once in Rust, whose ``is_valid`` answers a ``provider/message`` payload in
+about 0.2 us where the ``fastjsonschema`` predicate takes 1.4 us (and a transition's
+without the split below). It is held to the same rule (it only ever answers yes; the
+definition judges the rest) and the same proof (``tests/test_fast_validate.py`` runs every
+property on both predicates). The same keywords are compiled (:func:`compilable`).
+
 ``fastjsonschema`` implements drafts 4, 6 and 7, not 2020-12. Only a schema
 made of the keywords in :data:`SAME_IN_DRAFT_7` (their meaning is the same in
 draft 7 and draft 2020-12, and none of them fills in defaults or checks
@@ -50,6 +60,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import fastjsonschema
+
+from convledger.fast import rust_validate
 
 SAME_IN_DRAFT_7: Final = frozenset(
     {
@@ -117,7 +129,19 @@ def _as_draft_7(schema: Mapping[str, object]) -> dict[str, Any]:
 
 
 def compile_accepts(schema: Mapping[str, object]) -> Callable[[object], bool] | None:
-    """A predicate that accepts only payloads ``jsonschema`` accepts, or None (see above)."""
+    """A predicate that accepts only payloads ``jsonschema`` accepts, or None (see above):
+    ``jsonschema-rs``'s when it is installed (:mod:`convledger.fast.rust_validate`), else
+    ``fastjsonschema``'s."""
+    if not compilable(schema):
+        return None
+    rust = rust_validate.compile_accepts(schema)
+    if rust is not None:
+        return rust
+    return compile_fastjsonschema(schema)
+
+
+def compile_fastjsonschema(schema: Mapping[str, object]) -> Callable[[object], bool] | None:
+    """:func:`compile_accepts` by ``fastjsonschema`` alone, split by :func:`discriminated`."""
     if not compilable(schema):
         return None
     whole = _compiled(schema)

@@ -35,8 +35,8 @@ from convledger.sqlite.errors import (
     StoreClosedError,
 )
 from convledger.store import (
+    checked_batch,
     companions_of,
-    validated_batch,
 )
 
 SPILL_KINDS = frozenset({SPILL_CREATED, SPILL_DELETED})
@@ -66,7 +66,7 @@ class LedgerTransaction:
         expected_head: int | None = None,
     ) -> tuple[Envelope, ...]:
         """Append inside the transaction, checked exactly like ``store.append``."""
-        batch = validated_batch(self._registry, conversation_id, drafts, expected_head)
+        batch = checked_batch(self._registry, conversation_id, drafts, expected_head)
         return append_checked(self._live(), conversation_id, batch, expected_head)
 
     def execute(self, sql: str, parameters: Sequence[object] = ()) -> list[tuple[object, ...]]:
