@@ -915,10 +915,13 @@ MEMORY_STORES: tuple[tuple[str, str], ...] = (
 
 
 def _all_stores() -> tuple[tuple[str, str], ...]:
+    from tests.galleries.blind_round4_extra import EXTRA_STORES
     from tests.galleries.blind_round4_sqlite import SQLITE_STORES
 
-    return tuple((f"blind_round4:{name}", cls) for name, cls in MEMORY_STORES) + tuple(
-        (f"blind_round4_sqlite:{name}", cls) for name, cls in SQLITE_STORES
+    return (
+        tuple((f"blind_round4:{name}", cls) for name, cls in MEMORY_STORES)
+        + tuple((f"blind_round4_sqlite:{name}", cls) for name, cls in SQLITE_STORES)
+        + tuple((f"blind_round4_extra:{name}", cls) for name, cls in EXTRA_STORES)
     )
 
 
