@@ -914,7 +914,8 @@ MEMORY_STORES: tuple[tuple[str, str], ...] = (
 """(factory, class of the issue) of the stores in this module."""
 
 
-def _all_stores() -> tuple[tuple[str, str], ...]:
+def all_stores() -> tuple[tuple[str, str], ...]:
+    """Every store of round 4 as (module:factory under tests.galleries, class of the issue)."""
     from tests.galleries.blind_round4_extra import EXTRA_STORES
     from tests.galleries.blind_round4_sqlite import SQLITE_STORES
 
@@ -924,6 +925,3 @@ def _all_stores() -> tuple[tuple[str, str], ...]:
         + tuple((f"blind_round4_extra:{name}", cls) for name, cls in EXTRA_STORES)
     )
 
-
-STORES: tuple[tuple[str, str], ...] = _all_stores()
-"""Every store of round 4 as (module:factory under tests.galleries, class of the issue)."""
