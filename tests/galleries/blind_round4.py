@@ -916,8 +916,8 @@ MEMORY_STORES: tuple[tuple[str, str], ...] = (
 
 def all_stores() -> tuple[tuple[str, str], ...]:
     """Every store of round 4 as (module:factory under tests.galleries, class of the issue)."""
-    from tests.galleries.blind_round4_extra import EXTRA_STORES
-    from tests.galleries.blind_round4_sqlite import SQLITE_STORES
+    from .blind_round4_extra import EXTRA_STORES
+    from .blind_round4_sqlite import SQLITE_STORES
 
     return (
         tuple((f"blind_round4:{name}", cls) for name, cls in MEMORY_STORES)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import attrs
-from tests.galleries.blind_round4 import _DecidingStore
 
 from convledger.envelope import Envelope
 from convledger.memory import MemoryStore
@@ -21,6 +20,8 @@ from convledger.runtime.records import Run, RunState
 from convledger.runtime.transitions import Checkpoint, Recover, Transition
 from convledger.runtime.view import Decision, RuntimeView, Status
 from convledger.store_interface import ImportReport
+
+from .blind_round4 import _DecidingStore
 
 
 class LookAheadIgnoresToSeq(MemoryStore):

@@ -9,7 +9,6 @@ gets, revokes and deletes at random.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from functools import partial
 from typing import Final
@@ -220,43 +219,6 @@ def check_live_references_unique(ctx: CheckContext) -> None:
         if s.get_spill("c", "r", authorize=allow) != b"again":
             fail("SPL-007", "the reference put again does not give its new bytes")
         put(s, "d", "r", b"elsewhere", "s-4")  # the same reference in another conversation
-
-    run_once(ctx, body)
-
-
-@check("SPL-058", "LED-022", "SPL-001", "SPL-040", capability=SPL)
-def check_appended_spill_events_are_claims(ctx: CheckContext) -> None:
-    """SPL-058, LED-022: appended spill/* events of references not live are data: they make
-    no object, so a put of their reference is accepted and a get or delete is not_found."""
-
-    def body(store: LedgerStore) -> None:
-        s = require(store, SPL)
-        claims: tuple[tuple[str, JsonValue], ...] = (
-            ("spill/created", {"reference": "claimed", "bytes": 5, "sha256": "0" * 64,
-                               "mediaType": "text/plain"}),
-            ("spill/deleted", {"reference": "kept", "bytes": 4}),
-        )
-        put(s, "c", "kept", b"kept", "k-1")
-        s.delete_spill("c", "kept", event_id="k-2", occurred_at=STAMP)
-        for number, (kind, payload) in enumerate(claims, start=1):
-            accepted(partial(store.append, "c", [draft(f"claim-{number}", kind=kind,
-                                                       payload=payload)]),
-                     "SPL-058", f"an appended {kind} of a reference not live")
-        for reference in ("claimed", "kept"):
-            refused(partial(s.get_spill, "c", reference, authorize=allow), "not_found",
-                    "SPL-058", f"get_spill of {reference!r}, named only by appended events",
-                    store=store, touched=["c"])
-            refused(partial(s.delete_spill, "c", reference, event_id=f"del-{reference}",
-                            occurred_at=STAMP), "not_found", "SPL-058",
-                    f"delete_spill of {reference!r}, named only by appended events",
-                    store=store, touched=["c"])
-        if "spills" in json.loads(store.export_conversation("c")).get("companions", {}):
-            fail("SPL-058", "the export lists an object that only appended events named")
-        for reference, data in (("claimed", b"other"), ("kept", b"again")):
-            accepted(partial(put, s, "c", reference, data, f"put-{reference}"), "SPL-058",
-                     f"put_spill of {reference!r}, named only by appended events")
-            if s.get_spill("c", reference, authorize=allow) != data:
-                fail("SPL-058", f"get_spill of {reference!r} does not give the bytes put")
 
     run_once(ctx, body)
 
