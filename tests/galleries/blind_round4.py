@@ -50,8 +50,8 @@ Each store, its class, and what killed it at smoke before (SURVIVED: nothing at 
 * ``bundle_checks_size_only`` (claims): bundle_imports_checked
 * ``import_trusts_checkpoint_state`` (claims): checkpoint_imports_checked,
   checkpoints_at_every_position
-* ``spill_live_set_from_events`` (claims): SURVIVED (and ci); after: appended_spill_events_are_claims
-  (SPL-058)
+* ``spill_live_set_from_events`` (claims): SURVIVED (and ci); after:
+  appended_spill_events_are_claims (SPL-058)
 * ``refused_import_reserves_event_ids`` (boundaries): refused_import_frees_its_event_ids,
   refusals_change_nothing, import_precedence
 * ``status_head_of_last_catch_up`` (boundaries): status_right_after_append
@@ -87,8 +87,8 @@ Each store, its class, and what killed it at smoke before (SURVIVED: nothing at 
 * ``head_cache_invalidated_by_append_only`` (freshness): handles_read_fresh, every_read_fresh_*,
   concurrent_histories_are_linearizable
 * ``scan_recoverable_cache`` (freshness): every_read_fresh_across_handles, _across_processes
-* ``search_query_in_bytes`` (boundaries): SURVIVED (and ci); after: boundaries_search (a query of 1- to
-  4-byte letters)
+* ``search_query_in_bytes`` (boundaries): SURVIVED (and ci); after: boundaries_search (a query
+  of 1- to 4-byte letters)
 * ``read_without_seq_clamp`` (boundaries): hostile_corpus, no_raw_exceptions, wire_huge_integers
 
 Kill rate, before: smoke 33 of 40; ci 34 of 40 (of the seven smoke survivors only
