@@ -187,6 +187,7 @@ CHECK_MODULES: tuple[str, ...] = (
     "convledger_conformance.search.checks",
     "convledger_conformance.spills.checks",
     "convledger_conformance.spills.checks_positions",
+    "convledger_conformance.spills.checks_claims",
     "convledger_conformance.sqlite.checks_companions",
     "convledger_conformance.sqlite.checks_runtime",
     "convledger_conformance.sqlite.checks_runtime_transactions",

@@ -56,6 +56,16 @@ def _put(store: Any, tag: str, *, media_type: str = "text/plain",
                            event_id=f"b-ev-{tag}", occurred_at=STAMP)
 
 
+def _wide(size: int) -> str:
+    """One word of exactly ``size`` characters of one to four UTF-8 bytes each (LIM-013).
+
+    A bound in characters counts code points: a store that counts UTF-8 bytes or UTF-16
+    units refuses this word at the maximum, where an ASCII word of the same length passes.
+    """
+    letters = "w\u00e9\u4e2d\U0001d400"  # w, é, 中, 𝐀: 1, 2, 3 and 4 bytes, all letters
+    return (letters * (size // len(letters) + 1))[:size]
+
+
 @attrs.frozen
 class Call:
     """How a bound's operation is called, and under which capability."""
@@ -78,7 +88,8 @@ CALLS: Final[Mapping[str, Call]] = {
                                                                   media_type=_media_type(v))),
     "spillReferenceChars": Call(Capability.SPILLS, lambda s, v, t: _put(
         s, t, reference=(t[-1] * v))),
-    "searchQueryChars": Call(Capability.SEARCH, lambda s, v, t: s.search(CONVERSATION, "w" * v)),
+    "searchQueryChars": Call(Capability.SEARCH, lambda s, v, t: s.search(CONVERSATION,
+                                                                         _wide(v))),
     "searchQueryWords": Call(Capability.SEARCH,
                              lambda s, v, t: s.search(CONVERSATION, " ".join(["w"] * v))),
     "searchScope": Call(Capability.SEARCH, lambda s, v, t: s.search(

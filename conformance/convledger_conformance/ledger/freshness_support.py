@@ -53,10 +53,20 @@ def _spill(store: Any, conversation_id: str, reference: str) -> object:
         return f"refused: {error.kind}"
 
 
+def _export(store: Any, conversation_id: str) -> object:
+    """The archive, or the refusal's kind: the conversation written by every write (whose
+    catch-ups change the archive's companions but not its head) and the imported one."""
+    try:
+        return store.export_conversation(conversation_id)
+    except LedgerError as error:
+        return f"refused: {error.kind}"
+
+
 READS: Final[tuple[tuple[Capability, str, Read], ...]] = (
     (Capability.LEDGER, "head", lambda s: (s.head(LEDGER), s.head(IMPORTED))),
     (Capability.LEDGER, "read", lambda s: (read_whole(s, LEDGER), read_whole(s, IMPORTED))),
-    (Capability.LEDGER, "exportConversation", lambda s: s.export_conversation(IMPORTED)),
+    (Capability.LEDGER, "exportConversation",
+     lambda s: (_export(s, LEDGER), _export(s, IMPORTED))),
     (Capability.TRANSITIONS, "loadRun", lambda s: (s.load_run(RUNTIME, "fresh-run"),
                                                   s.load_run(RUNTIME, "fresh-run-2"))),
     (Capability.TRANSITIONS, "listActiveRuns", lambda s: s.list_active_runs(RUNTIME)),
@@ -153,12 +163,15 @@ def pairs(declared: Set[Capability]) -> list[tuple[str, str]]:
 
 def plan(declared: Set[Capability]) -> list[str]:
     """The writes a store declaring ``declared`` gets: every write once, an append and a
-    catch-up again (a second catch-up over an event it has not folded yet), and the purge last."""
+    catch-up again (a second catch-up over an event it has not folded yet), a put again (so the
+    purge takes a live object, whose bytes no handle may serve after it), and the purge last."""
     names = [name for capability, name, _ in WRITES
              if capability in declared and capability is not Capability.PURGE]
     names += [name for capability, name, _ in WRITES
               if capability in (Capability.LEDGER, Capability.PROJECTIONS)
               and capability in declared and name != "importConversation"]
+    if Capability.SPILLS in declared and Capability.PURGE in declared:
+        names.append("putSpill")  # a live object for the purge to take (LED-021, SPL-032)
     names += [name for capability, name, _ in WRITES
               if capability is Capability.PURGE and capability in declared]
     return names

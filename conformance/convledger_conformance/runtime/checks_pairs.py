@@ -14,6 +14,15 @@ replays every such sequence in a conversation of its own and compares each
 outcome, and then every run, the snapshot (head, active runs and every message
 of the history) and the active runs with the oracle's.
 
+After the last step of each sequence it also sends, to every run of the
+conversation, the transitions the rules do *not* apply there (:func:`probes`:
+an interrupt of an ended or absorbed run, a recover of a run nobody owns or
+with a stale revision, an acquire of a run that is not queued), and expects
+the oracle's ``conflict`` or ``duplicate`` and no change (TRN-004, TRN-012):
+a store that applies one of them after a rare pair (an interrupt right after
+an absorbing terminal, a recover naming revision 0) is caught there, since the
+pairs themselves are made of applied steps only (issue 37, blind round 4).
+
 A failure names the pair, the steps before it, the transition, and what was
 expected and what came back.
 """
@@ -41,6 +50,7 @@ from convledger.runtime import (
     Transition,
 )
 from convledger.runtime.state import snapshot_of
+from convledger.runtime.store import TransitionStore
 from convledger.runtime.transitions import TRANSITION_TYPES
 from convledger.store import LedgerStore
 from convledger_conformance.differences import first_difference
@@ -49,9 +59,9 @@ from convledger_conformance.runtime.checks_transitions import TRANSITIONS, fence
 from convledger_conformance.runtime.model import RuntimeModel, decision_json, outcome_json
 from convledger_conformance.support import STAMP, fail, fresh_store
 
-IDS: Final = ("TRN-013", "TRN-020", "TRN-023", "TRN-024", "TRN-030", "TRN-031", "TRN-033",
-              "TRN-040", "TRN-043", "TRN-044", "TRN-050", "TRN-051", "TRN-053", "TRN-054",
-              "TRN-055", "TRN-063", "TRN-065", "TRN-072", "TRN-075")
+IDS: Final = ("TRN-004", "TRN-012", "TRN-013", "TRN-020", "TRN-023", "TRN-024", "TRN-030",
+              "TRN-031", "TRN-033", "TRN-040", "TRN-043", "TRN-044", "TRN-050", "TRN-051",
+              "TRN-053", "TRN-054", "TRN-055", "TRN-063", "TRN-065", "TRN-072", "TRN-075")
 
 Build = Callable[[RuntimeState, int], Transition | None]
 
@@ -203,6 +213,54 @@ def pair_paths() -> dict[tuple[str, str], tuple[str, ...]]:
     return found
 
 
+def probes(state: RuntimeState) -> list[Transition]:
+    """Transitions to every run of ``state`` that the rules refuse or find done there: an
+    interrupt of any run, an acquire of any run, a recover (both actions) at the run's revision
+    and at a stale one (0, or one more when the run is at 0), and a compact of the whole active
+    history; the caller keeps those the oracle does not apply (TRN-030, TRN-051, TRN-053,
+    TRN-072)."""
+    found: list[Transition] = []
+    for run in _runs(state):
+        stale = run.revision + 1 if run.revision == 0 else 0
+        found += [Interrupt(run.run_id), Acquire(run.run_id, "probe-owner")]
+        for revision in (run.revision, stale):
+            found += [Recover(run.run_id, revision, "abandon", {"why": "probe"}),
+                      Recover(run.run_id, revision, "requeue", {"replaySafe": True})]
+    head = state.head()
+    history = [message for message in state.history() if message.active]
+    if head is not None and history:  # TRN-072: refused while it covers an active run's message
+        found.append(Compact(head.version, history[0].message_id, history[-1].message_id,
+                             "probe-summary", {"text": "probe"}))
+    return found
+
+
+def _probe(runtime: TransitionStore, model: RuntimeModel, conversation: str,
+           path: tuple[str, ...], pair: tuple[str, str]) -> None:
+    """Send every probe the oracle does not apply after ``path``; each must answer as the
+    oracle does and change nothing (TRN-004)."""
+    for number, transition in enumerate(probes(model.state(conversation)), start=1):
+        event_id = f"{conversation}-probe-{number}"
+        expected = model.expect(conversation, transition, event_id, STAMP)
+        if expected.decision is not None and expected.decision.status is Status.APPLIED:
+            continue
+        try:
+            outcome = runtime.transition(conversation, transition, event_id=event_id,
+                                         occurred_at=STAMP)
+        except LedgerError as error:
+            if error.kind == expected.error:
+                continue
+            fail(IDS, f"{_describe(pair, path)}, then {transition!r}: expected "
+                      f"{expected.error or expected.decision}, got refused {error.kind}: "
+                      f"{error}")
+        if expected.decision is None:
+            fail(IDS, f"{_describe(pair, path)}, then {transition!r}: expected refused "
+                      f"{expected.error}, got {outcome_json(outcome)!r:.600}")
+        want, got = decision_json(expected.decision, None), outcome_json(outcome)
+        if want != got:
+            fail(IDS, f"{_describe(pair, path)}, then {transition!r} (not applied by the "
+                      f"rules there): expected {want!r:.600}, got {got!r:.600}")
+
+
 def _describe(pair: tuple[str, str], path: tuple[str, ...], step: int | None = None) -> str:
     """The pair, the steps that reach it and, when given, the step (1-based) that failed."""
     where = "" if step is None else f", at step {step} ({path[step - 1]})"
@@ -247,6 +305,7 @@ def _judge(store: LedgerStore, model: RuntimeModel, conversation: str, path: tup
     if want_active != got_active:
         fail(IDS, f"{_describe(pair, path)}: list_active_runs expected {want_active}, "
                   f"got {got_active}")
+    _probe(runtime, model, conversation, path, pair)
 
 
 @check(*IDS, capability=TRANSITIONS)

@@ -12,11 +12,16 @@ from functools import partial
 from typing import cast
 
 from convledger.interface import require
-from convledger.runtime import Accept, RecoveryCursor, Terminal
+from convledger.runtime import Accept, Acquire, RecoveryCursor, Terminal
+from convledger.runtime.store import TransitionStore
 from convledger.store import LedgerStore
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.runtime.checks_transitions import TRANSITIONS, Driver, fence_of
+from convledger_conformance.spec_values import BOUNDS
 from convledger_conformance.support import draft, fail, refused, run_once, untyped
+
+MAX_SCAN_LIMIT = next(b.maximum for b in BOUNDS if b.name == "scanRecoverableLimit")
+"""TRN-083's largest ``limit``, from spec/limits.json."""
 
 
 @check("TRN-080", capability=TRANSITIONS)
@@ -110,8 +115,29 @@ def check_scan_recoverable_pages_in_code_point_order(ctx: CheckContext) -> None:
         for cursor in bad_cursors:
             refused(partial(loose.scan_recoverable, after=cursor), "invalid_input", "TRN-083",
                     f"scan_recoverable(after={cursor!r})")
+        if ctx.profile != "smoke":  # 2,002 transitions: about 1.3 s of CPU on a SQLite file
+            _full_page_at_the_maximum(store, driver, want)
 
     run_once(ctx, body)
+
+
+def _full_page_at_the_maximum(store: TransitionStore, driver: Driver,
+                              earlier: list[tuple[str, int]]) -> None:
+    """TRN-084 at the largest limit: with more than 1,000 recoverable runs, a page of limit
+    1,000 is full and has ``next``, so a store that asks its storage for at most 1,000 runs
+    (where one more decides ``next``) is caught (issue 37, blind round 4)."""
+    for number in range(MAX_SCAN_LIMIT + 1 - len(earlier)):
+        conversation = f"full-page-{number:04d}"
+        driver.apply(conversation, Accept("k", "in", "r", "ans", {"text": "x"}))
+        driver.apply(conversation, Acquire("r", "owner"))
+    first = store.scan_recoverable(limit=MAX_SCAN_LIMIT)
+    if len(first.runs) != MAX_SCAN_LIMIT or first.next is None:
+        fail("TRN-084", f"{MAX_SCAN_LIMIT + 1} recoverable runs, limit {MAX_SCAN_LIMIT}: "
+             f"{len(first.runs)} runs and next {first.next!r}, expected a full page with next")
+    rest = store.scan_recoverable(after=first.next, limit=MAX_SCAN_LIMIT)
+    if len(rest.runs) != 1 or rest.next is not None:
+        fail("TRN-084", f"the page after a full page of {MAX_SCAN_LIMIT} has "
+             f"{len(rest.runs)} runs and next {rest.next!r}, expected the last run alone")
 
 
 @check("TRN-082", "TRN-010", capability=TRANSITIONS)

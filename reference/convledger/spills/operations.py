@@ -55,7 +55,10 @@ def refuse_live_spill_events(is_live: Callable[[str], bool], drafts: Sequence[Ev
     """SPL-008: an append may not name a live object in a ``spill/*`` event.
 
     ``is_live`` answers whether a reference names a live object of the
-    conversation appended to: every store asks its own rows.
+    conversation appended to: every store asks its own rows. SPL-058: those rows
+    are written by ``put_spill`` and ``delete_spill`` alone; an appended
+    ``spill/*`` event of a reference that is not live passes here and is stored as
+    data, and no store derives its live objects from the events.
     """
     for draft in drafts:
         payload = draft.payload
