@@ -23,6 +23,7 @@ crashed under writers, ``scripts/pg_faults.py``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -32,6 +33,9 @@ from convledger import canonical
 from convledger.canonical import MAX_SAFE_INTEGER, JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.memory import MemoryStore
+
+if TYPE_CHECKING:
+    from convledger_conformance.report import Report
 
 settings.register_profile(
     "fast",
@@ -225,3 +229,15 @@ def pg_dsn() -> str:
             pytest.fail(message[0])
         pytest.skip(message[0])
     return dsn
+
+
+@pytest.fixture(scope="session")
+def memory_smoke_report() -> Report:
+    """The whole suite at smoke, derandomized, against MemoryStore: run once per process.
+
+    Several tests judge this same run (each asked for it anew before issue 34); a Report
+    is a frozen value, so they share it.
+    """
+    from convledger_conformance.runner import run_suite
+
+    return run_suite(MemoryStore, profile="smoke", derandomize=True)

@@ -4,13 +4,19 @@
 ``npm run build`` when its ``dist`` is missing or older than a source file, so
 ``interop/node/server.js`` and the example stores run on the current sources.
 Without node and npm the tests skip, except under ``CI=true`` where they fail.
+Several pytest-xdist workers may ask at once: an exclusive lock on a file beside the
+system's temporary files makes one of them build while the others wait, then find the
+kit built.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -50,13 +56,22 @@ def built_kit() -> Path:
     """The kit's folder, built from its current sources (npm ci, npm run build when needed)."""
     node_or_skip()
     assert NPM is not None
+    key = hashlib.sha256(str(KIT).encode("utf-8")).hexdigest()[:16]
+    lock = Path(tempfile.gettempdir()) / f"convledger-kit-build-{key}.lock"
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released when the file closes
+        _build(NPM)
+    return KIT
+
+
+def _build(npm: str) -> None:
+    """``npm ci`` and ``npm run build`` as far as the kit needs them (under the lock)."""
     steps = []
     if not (KIT / "node_modules").exists():
-        steps.append([NPM, "ci", "--no-audit", "--no-fund"])
+        steps.append([npm, "ci", "--no-audit", "--no-fund"])
     if steps or _stale():
-        steps.append([NPM, "run", "build"])
+        steps.append([npm, "run", "build"])
     for step in steps:
         result = subprocess.run(step, cwd=KIT, capture_output=True, text=True, check=False,
                                 timeout=600)
         assert result.returncode == 0, f"{' '.join(step)} failed:\n{result.stdout}{result.stderr}"
-    return KIT

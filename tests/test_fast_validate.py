@@ -14,11 +14,14 @@ registered kind: the example payload of each kind with up to three mutations
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from convledger import codec
@@ -149,14 +152,30 @@ def test_the_corpus_holds_valid_and_invalid_payloads_of_every_kind() -> None:
     """The mutations reach both answers for every pair, so the properties compare both."""
     seen: dict[tuple[str, int], set[bool]] = {key: set() for key in PAIRS}
 
-    @settings(max_examples=2000, deadline=None, database=None)
+    @settings(max_examples=2000, deadline=None, database=None, phases=SEARCH_ONLY)
     @given(corpus())
     def collect(case: tuple[str, int, JsonValue]) -> None:
         kind, version, payload = case
         seen[(kind, version)].add(_definition_accepts(kind, version, payload))
+        _stop_once_every_answer_is_seen(seen)
 
-    collect()
+    with contextlib.suppress(_EveryAnswerSeen):
+        collect()
     assert all(answers == {True, False} for answers in seen.values()), seen
+
+
+class _EveryAnswerSeen(Exception):
+    """Raised inside a collecting search once it has what it looks for: the search stops."""
+
+
+SEARCH_ONLY = (Phase.explicit, Phase.generate)
+"""No shrinking: a search stopped by :class:`_EveryAnswerSeen` ends at once, unshrunk."""
+
+
+def _stop_once_every_answer_is_seen(seen: dict[Any, set[bool]]) -> None:
+    """End the search as soon as every key has both answers (the budget is only the bound)."""
+    if all(answers == {True, False} for answers in seen.values()):
+        raise _EveryAnswerSeen
 
 
 @pytest.mark.parametrize(
@@ -299,14 +318,24 @@ def transition_payloads(draw: st.DrawFn) -> JsonValue:
     return codec.decode_stored(codec.encode(payload).decode("utf-8"))
 
 
+@functools.cache
+def _compiled_transition() -> tuple[Callable[[object], bool], Callable[[object], bool]]:
+    """``compile_accepts`` and ``compile_whole`` of the transition schema, compiled once.
+
+    Each compilation costs about 0.07 s of CPU (fastjsonschema generates and execs code);
+    per example that was most of this file's time, for the same two predicates every time.
+    """
+    accepts = fast.compile_fastjsonschema(TRANSITION)
+    assert accepts is not None
+    return accepts, fast.compile_whole(TRANSITION)
+
+
 @properties
 @given(transition_payloads())
 def test_one_branch_answers_as_the_whole_schema(payload: JsonValue) -> None:
     """The predicate that judges by the type's branch accepts exactly what the compiled whole
     schema accepts, and only what the definition accepts."""
-    accepts = fast.compile_fastjsonschema(TRANSITION)
-    assert accepts is not None
-    whole = fast.compile_whole(TRANSITION)
+    accepts, whole = _compiled_transition()
     assert accepts(payload) is whole(payload)
     if accepts(payload):
         assert _definition_accepts("runtime/transition", 1, payload)
@@ -316,14 +345,16 @@ def test_the_one_branch_corpus_reaches_both_answers_of_every_type() -> None:
     """Each type is both accepted and refused by the corpus above."""
     seen: dict[object, set[bool]] = {value: set() for value in INPUTS}
 
-    @settings(max_examples=3000, deadline=None, database=None)
+    @settings(max_examples=3000, deadline=None, database=None, phases=SEARCH_ONLY)
     @given(transition_payloads())
     def collect(payload: JsonValue) -> None:
         if isinstance(payload, dict) and isinstance(payload.get("type"), str) \
                 and payload["type"] in seen:
             seen[payload["type"]].add(_definition_accepts("runtime/transition", 1, payload))
+            _stop_once_every_answer_is_seen(seen)
 
-    collect()
+    with contextlib.suppress(_EveryAnswerSeen):
+        collect()
     assert all(answers == {True, False} for answers in seen.values()), seen
 
 

@@ -34,14 +34,13 @@ from convledger_conformance.ledger.model import LedgerModel, Refusal
 from convledger_conformance.ledger.model_faults import NEVER_APPENDED
 from convledger_conformance.profiles import BUDGETS, PROFILES, settings_for
 from convledger_conformance.registry import CheckFailure, StoreFactory, all_checks
-from convledger_conformance.report import FAILED, NOT_RUN, PASSED
-from convledger_conformance.runner import run_suite
+from convledger_conformance.report import FAILED, NOT_RUN, PASSED, Report
 from galleries.ledger import RefusesNothingUndeclared
 
 
-def test_every_check_passes_on_the_reference_store_at_smoke() -> None:
+def test_every_check_passes_on_the_reference_store_at_smoke(memory_smoke_report: Report) -> None:
     """Every check of a declared capability passes on MemoryStore at the smoke profile."""
-    report = run_suite(MemoryStore, profile="smoke", derandomize=True)
+    report = memory_smoke_report
     failed = {r.name: r.message for r in report.checks if r.status == FAILED}
     assert failed == {}
     ran = {r.name for r in report.checks if r.status == PASSED}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from convledger.memory import MemoryStore
 from convledger_conformance.registry import all_checks
-from convledger_conformance.report import FAILED, PASSED
+from convledger_conformance.report import FAILED, PASSED, Report
 from convledger_conformance.runner import run_suite, vector_inventory
 from convledger_conformance.vectors.files import INVENTORY_CHECK, consumed, shipped_files
 
@@ -29,9 +29,9 @@ def test_a_stray_vector_file_fails_the_inventory(tmp_path: Path) -> None:
     assert "traces/new-corpus.json" in result.message and "notes.txt" in result.message
 
 
-def test_a_run_of_the_whole_suite_reports_the_inventory() -> None:
+def test_a_run_of_the_whole_suite_reports_the_inventory(memory_smoke_report: Report) -> None:
     """The whole suite carries the inventory pseudo-check; a chosen subset does not."""
-    report = run_suite(MemoryStore, profile="smoke", derandomize=True)
+    report = memory_smoke_report
     statuses = {item.name: item.status for item in report.checks}
     assert statuses[INVENTORY_CHECK] == PASSED and report.ok
     (one,) = [item for item in all_checks() if item.name == "read_windows"]
