@@ -71,22 +71,26 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
 import os
+import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import CodeType, FrameType, ModuleType
+from types import CodeType, FrameType, FunctionType, ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,8 +116,13 @@ PACKAGES: dict[str, tuple[str, str]] = {
 checks reach it (the runtime rules through MemoryStore; PostgreSQL needs
 ``CONVLEDGER_PG_DSN``). Issue 37 extended the runs to these three packages."""
 DEFAULT_TRIAGE = ROOT / "scripts" / "mutation_triage.toml"
-KILLED, SURVIVED, TIMEOUT, EQUIVALENT = "killed", "survived", "timeout", "equivalent"
-STATUSES = (KILLED, SURVIVED, TIMEOUT, EQUIVALENT)
+KILLED, SURVIVED, TIMEOUT, ERROR, EQUIVALENT = (
+    "killed", "survived", "timeout", "error", "equivalent"
+)
+STATUSES = (KILLED, SURVIVED, TIMEOUT, ERROR, EQUIVALENT)
+PG_PREFIX = "convledger_mut_"
+"""Schemas of a mutant's child: ``convledger_mut_<parent pid>_<n>_<uuid>`` (PGS-051's prefix
+variable), dropped by the parent after the child, whatever the mutant did to the dropping."""
 IMPORT_BUCKET = "<import>"
 
 
@@ -461,8 +470,12 @@ def _run_one(factory: Any, check: Any, profile: str) -> tuple[str, str]:
         if result.status == FAILED:
             message = (result.message or result.detail).strip().splitlines()
             return FAILED, f"{result.name}: {message[0] if message else ''}"[:300]
-    statuses = {result.status for result in report.checks if result.name == check.name}
-    return (statuses.pop() if statuses else "passed"), ""
+    for result in report.checks:
+        if result.name == check.name:
+            message = (result.message or "").strip().splitlines()
+            blocked = " (helper blocked)" if getattr(result, "blocked_by", None) else ""
+            return result.status, f"{message[0] if message else ''}{blocked}"[:300]
+    return "passed", ""
 
 
 def child_coverage(
@@ -531,14 +544,15 @@ def child_mutant(
     code = mutated_code(module, ordinal)
     sys.meta_path.insert(0, _MutantFinder(module_name(module), REFERENCE / module, code))
     from convledger_conformance.factories import FactoryLoadError, load_factory
-    from convledger_conformance.report import FAILED
+    from convledger_conformance.results import FAILED, NOT_RUN, PASSED
     from convledger_conformance.runsettings import use_user_cache
 
     use_user_cache()
+    notes: list[str] = []
     try:
         factory = load_factory(store)
     except FactoryLoadError as error:  # the mutant breaks the import: the suite cannot run
-        return {"status": KILLED, "by": f"the store cannot be loaded: {error}"[:300], "ran": 0}
+        return {"status": ERROR, "by": f"the store cannot be loaded: {error}"[:300], "ran": 0}
     ran = 0
     for item in _checks(list(limits)):
         ran += 1
@@ -547,11 +561,16 @@ def child_mutant(
         try:
             status, message = _run_one(factory, item, profile)
         except Exception as error:  # the runner itself was broken by the mutant
-            return {"status": KILLED, "by": f"{item.name}: suite error {error!r}"[:300], "ran": ran}
+            return {"status": ERROR, "by": f"{item.name}: suite error {error!r}"[:300], "ran": ran}
         signal.setitimer(signal.ITIMER_REAL, 0)
         if status == FAILED:
             return {"status": KILLED, "by": message, "ran": ran}
-    return {"status": SURVIVED, "by": "", "ran": ran}
+        if status == NOT_RUN and message.endswith("(helper blocked)"):
+            # the suite's own helper call (reference code it imports) broke: no verdict
+            return {"status": ERROR, "by": f"{item.name}: {message}"[:300], "ran": ran}
+        if status != PASSED:
+            notes.append(f"{item.name}: {status} {message}"[:200])
+    return {"status": SURVIVED, "by": "; ".join(notes)[:300], "ran": ran}
 
 
 def _alarm(seconds: float, name: str, ran: int) -> None:
@@ -599,6 +618,111 @@ def suite_digest() -> str:
             for path in sorted(package.rglob("*.py"))
         )
     )
+
+
+def _run_child(
+    command: list[str], environment: dict[str, str], limit: float | None
+) -> subprocess.CompletedProcess[str]:
+    """Run one child; on a timeout kill its whole process group (the store's helpers too)."""
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        env=environment, start_new_session=True,
+    ) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise
+        except BaseException:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise
+        return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+_CHILDREN = iter(range(1, 2**62))
+
+
+@contextlib.contextmanager
+def _child_space(store: str) -> Iterator[tuple[dict[str, str], list[str]]]:
+    """An environment of one child: its own TMPDIR and, for PostgreSQL, its own schema prefix.
+
+    Whatever the mutant did to the store's own clean-up (the SQLite temporary
+    folders, PGS-051's drop on close and at exit, PGS-069's guardian), the
+    parent, running unmutated code, removes the folder and drops every schema
+    with the child's prefix once the child has ended. The list it yields is
+    filled with what had to be removed: a mutant that leaks shows there.
+    """
+    number = next(_CHILDREN)
+    folder = Path(tempfile.mkdtemp(prefix=f"convledger-mutant-{os.getpid()}-{number}-"))
+    environment = dict(os.environ, TMPDIR=str(folder))
+    postgres = store.startswith("convledger.postgres")
+    prefix = f"{PG_PREFIX}{os.getpid()}_{number}_"
+    if postgres:
+        environment["CONVLEDGER_PG_SCHEMA_PREFIX"] = prefix
+    leftovers: list[str] = []
+    try:
+        yield environment, leftovers
+    finally:
+        if postgres:
+            leftovers += [f"schema {name}" for name in _drop_prefixed(prefix)]
+        leftovers += [f"file {path.name}" for path in folder.iterdir()][:5]
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _drop_prefixed(prefix: str) -> list[str]:
+    """Drop every schema named ``prefix...`` of ``CONVLEDGER_PG_DSN``; their names.
+
+    Waits up to 10 s for the child's guardian (PGS-069) first, so a schema is
+    reported as left behind only when neither the child nor its guardian dropped it.
+    """
+    import psycopg
+
+    dsn = os.environ.get("CONVLEDGER_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/postgres"
+    pattern = prefix.replace("_", "\\_") + "%"
+    query = "SELECT nspname FROM pg_namespace WHERE nspname LIKE %s ORDER BY nspname"
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as connection:
+        deadline = time.monotonic() + 10
+        while True:
+            names = [row[0] for row in connection.execute(query, (pattern,)).fetchall()]
+            if not names or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        for name in names:
+            connection.execute(
+                psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                    psycopg.sql.Identifier(name)
+                )
+            )
+    return names
+
+
+def suite_imports() -> set[str]:
+    """Reference modules whose functions the suite itself calls (it imports them).
+
+    A mutant of such a module changes the suite's oracle along with the store
+    (the runtime model calls ``convledger.runtime.rules.decide``): its survival
+    may be the model agreeing with the mutant, which the report flags.
+    """
+    found: set[str] = set()
+    package = ROOT / "conformance" / "convledger_conformance"
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            if node.module != "convledger" and not node.module.startswith("convledger."):
+                continue
+            for alias in node.names:
+                try:
+                    value = getattr(importlib.import_module(node.module), alias.name)
+                except (ImportError, AttributeError):
+                    found.add(node.module)
+                    continue
+                if isinstance(value, ModuleType):
+                    found.add(value.__name__)
+                elif isinstance(value, FunctionType):  # a class is a type, not an oracle
+                    found.add(value.__module__)
+    return found
 
 
 def _child_command(nice: int, *arguments: str) -> list[str]:
@@ -658,7 +782,8 @@ def coverage(
             return dict(cached)
     print(f"coverage run of every check at {profile} (once per source change)...", flush=True)
     started = time.perf_counter()
-    done = subprocess.run(
+    with _child_space(store) as (environment, leftovers):
+        done = _run_child(
         _child_command(
             nice,
             "coverage",
@@ -670,11 +795,11 @@ def coverage(
             selection,
             *modules,
         ),
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
+        environment,
+        None,
     )
+    if leftovers:
+        print(f"the clear store left {leftovers} behind (removed)", flush=True)
     if done.returncode != 0:
         raise SystemExit(f"the coverage run failed:\n{done.stderr[-4000:]}")
     result: dict[str, Any] = json.loads(done.stdout)
@@ -732,7 +857,8 @@ def run_mutant(mutant: Mutant, cover: dict[str, Any], args: argparse.Namespace) 
     limit = args.timeout if args.timeout else 60 + 4 * budget
     started = time.perf_counter()
     try:
-        done = subprocess.run(
+        with _child_space(args.store) as (environment, leftovers):
+            done = _run_child(
             _child_command(
                 args.nice,
                 "mutant",
@@ -744,20 +870,19 @@ def run_mutant(mutant: Mutant, cover: dict[str, Any], args: argparse.Namespace) 
                 str(mutant.ordinal),
                 *(f"{name}={check_limit(cover, name):.0f}" for name in names),
             ),
-            capture_output=True,
-            text=True,
-            timeout=limit,
-            check=False,
-            cwd=ROOT,
-        )
+            environment,
+            limit,
+            )
+        if leftovers:
+            outcome.extra["left_behind"] = leftovers
     except subprocess.TimeoutExpired:
         outcome.status, outcome.by = TIMEOUT, f"over {limit:.0f} s"
     else:
         try:
             reply = json.loads(done.stdout.strip().splitlines()[-1])
         except (IndexError, json.JSONDecodeError):
-            reply = {
-                "status": KILLED,
+            reply = {  # a crash is no verdict of the suite: not counted as a kill
+                "status": ERROR,
                 "by": f"the child exited {done.returncode}: {done.stderr.strip()[-200:]}",
                 "ran": 0,
             }
@@ -793,7 +918,9 @@ def summarize(
         "counts": counts,
         "total": len(outcomes),
         "kill_rate": counts[KILLED] / relevant if relevant else 1.0,
-        "detected_rate": (counts[KILLED] + counts[TIMEOUT]) / relevant if relevant else 1.0,
+        "detected_rate": (counts[KILLED] + counts[TIMEOUT] + counts[ERROR]) / relevant
+        if relevant
+        else 1.0,
         "stale_triage": [list(key) for key in sorted(stale)],
     }
 
@@ -808,22 +935,37 @@ def render_markdown(
         f"Modules: {', '.join(f'`{m}`' for m in args.modules)}. Wall time of the mutant runs "
         f"(this invocation): {wall:.0f} s.",
         "",
-        "| mutants | killed | survived | timeout | equivalent | kill rate |",
-        "|---|---|---|---|---|---|",
-        f"| {summary['total']} | {counts[KILLED]} | {counts[SURVIVED]} | {counts[TIMEOUT]} "
-        f"| {counts[EQUIVALENT]} | {100 * summary['kill_rate']:.1f} % |",
+        f"Mutants: {summary.get('population', summary['total'])} in these modules; "
+        + (
+            f"a sample of {summary['total']} drawn with seed {summary['seed']}."
+            if summary.get("seed") is not None and summary.get("sample")
+            else f"a sample of {summary['total']}, every k-th."
+            if summary.get("sample")
+            else "all run."
+        ),
         "",
-        "Kill rate = killed / (mutants - equivalent).",
+        "| mutants | killed | survived | timeout | error | equivalent | kill rate |",
+        "|---|---|---|---|---|---|---|",
+        f"| {summary['total']} | {counts[KILLED]} | {counts[SURVIVED]} | {counts[TIMEOUT]} "
+        f"| {counts[ERROR]} | {counts[EQUIVALENT]} | {100 * summary['kill_rate']:.1f} % |",
+        "",
+        "Kill rate = killed / (mutants - equivalent). Killed: a check of the suite reported a "
+        "failure. Error: no verdict of the suite (the store cannot be imported, the child "
+        "crashed, the runner raised, or the suite's own helper call broke); not a kill.",
         "",
     ]
     per_module: dict[str, dict[str, int]] = {}
     for outcome in outcomes:
         row = per_module.setdefault(outcome.module, {status: 0 for status in STATUSES})
         row[outcome.status] += 1
-    lines += ["| module | killed | survived | timeout | equivalent |", "|---|---|---|---|---|"]
+    lines += [
+        "| module | killed | survived | timeout | error | equivalent |",
+        "|---|---|---|---|---|---|",
+    ]
     for module, row in sorted(per_module.items()):
         lines.append(
-            f"| `{module}` | {row[KILLED]} | {row[SURVIVED]} | {row[TIMEOUT]} | {row[EQUIVALENT]} |"
+            f"| `{module}` | {row[KILLED]} | {row[SURVIVED]} | {row[TIMEOUT]} | {row[ERROR]} "
+            f"| {row[EQUIVALENT]} |"
         )
     rest = [o for o in outcomes if o.status != KILLED]
     if rest:
@@ -831,14 +973,18 @@ def render_markdown(
             "",
             "## Mutants not killed",
             "",
+            "A mark (S) after file:line: the suite imports code of that module (its oracle may "
+            "share the mutation).",
+            "",
             "| status | file:line | mutation | line | reason / note |",
             "|---|---|---|---|---|",
         ]
         for o in sorted(rest, key=lambda o: (STATUSES.index(o.status), o.module, o.line)):
             note = (o.reason or o.by).replace("|", "\\|")
             text = o.text.replace("|", "\\|")
+            mark = " (S)" if o.extra.get("suite_imports") else ""
             lines.append(
-                f"| {o.status} | `{o.module}:{o.line}` | {o.mutation} | `{text}` | {note} |"
+                f"| {o.status} | `{o.module}:{o.line}`{mark} | {o.mutation} | `{text}` | {note} |"
             )
     if summary["stale_triage"]:
         lines += ["", "## Stale triage entries (killed, or matching no mutant)", ""]
@@ -853,10 +999,18 @@ def package_modules(name: str) -> list[str]:
                   if path.name != "__init__.py")
 
 
-def sampled(mutants: list[Mutant], count: int) -> list[Mutant]:
-    """``count`` mutants spread evenly over ``mutants`` (every k-th, the first included)."""
+def sampled(mutants: list[Mutant], count: int, seed: int | None = None) -> list[Mutant]:
+    """``count`` mutants of ``mutants``, in walk order.
+
+    With ``seed``: a uniform random sample drawn by ``random.Random(seed)`` (the
+    same seed and sources give the same sample); without: spread evenly (every
+    k-th, the first included).
+    """
     if count <= 0 or count >= len(mutants):
         return mutants
+    if seed is not None:
+        chosen = set(random.Random(seed).sample(range(len(mutants)), count))
+        return [mutant for index, mutant in enumerate(mutants) if index in chosen]
     step = len(mutants) / count
     return [mutants[int(index * step)] for index in range(count)]
 
@@ -879,7 +1033,8 @@ def parent(args: argparse.Namespace) -> int:
         mutants = [m for m in mutants if m.ident in args.only]
     if args.limit:
         mutants = mutants[: args.limit]
-    mutants = sampled(mutants, args.sample)
+    population = len(mutants)
+    mutants = sampled(mutants, args.sample, args.seed)
     cover = coverage(args.modules, args.store, args.profile, out, args.nice, args.checks)
     sources = {module: _digest((REFERENCE / module).read_text("utf-8")) for module in args.modules}
     results = out / "results.jsonl"
@@ -897,6 +1052,7 @@ def parent(args: argparse.Namespace) -> int:
                 done[outcome.ident] = outcome
     elif results.exists():
         results.unlink()
+    shared = suite_imports()
     started = time.perf_counter()
     outcomes = []
     with results.open("a", encoding="utf-8") as sink:
@@ -906,6 +1062,8 @@ def parent(args: argparse.Namespace) -> int:
                 outcomes.append(previous)
                 continue
             outcome = run_mutant(mutant, cover, args)
+            if module_name(mutant.module) in shared:
+                outcome.extra["suite_imports"] = True
             outcome.source = sources[mutant.module]
             outcome.extra["profile"] = args.profile
             outcome.extra["suite"] = suite
@@ -927,6 +1085,9 @@ def parent(args: argparse.Namespace) -> int:
         modules=list(args.modules),
         wall_seconds=wall,
         coverage_seconds=cover.get("seconds"),
+        population=population,
+        sample=args.sample,
+        seed=args.seed,
     )
     report = {"summary": summary, "mutants": [asdict(o) for o in outcomes]}
     (out / "report.json").write_text(json.dumps(report, indent=1) + "\n", "utf-8")
@@ -934,10 +1095,11 @@ def parent(args: argparse.Namespace) -> int:
     counts = summary["counts"]
     print(
         f"{summary['total']} mutants: {counts[KILLED]} killed, {counts[SURVIVED]} survived, "
-        f"{counts[TIMEOUT]} timeout, {counts[EQUIVALENT]} equivalent; kill rate "
+        f"{counts[TIMEOUT]} timeout, {counts[ERROR]} error, {counts[EQUIVALENT]} equivalent; "
+        "kill rate "
         f"{100 * summary['kill_rate']:.1f} %; report in {out / 'report.md'}"
     )
-    return 0 if counts[SURVIVED] == 0 and counts[TIMEOUT] == 0 else 1
+    return 0 if counts[SURVIVED] == counts[TIMEOUT] == counts[ERROR] == 0 else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1009,6 +1171,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="run N mutants spread evenly over the list (every k-th), for a score on a "
         "sample when the whole run is too long",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="with --sample: draw the sample at random with this seed (reproducible for the "
+        "same sources) instead of every k-th",
     )
     parser.add_argument(
         "--only", nargs="+", metavar="IDENT", help="run only these mutants (as --list names them)"
