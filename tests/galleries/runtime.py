@@ -13,7 +13,8 @@ few more need MemoryStore's runtime state or tombstones themselves (a race,
 forgotten admissions, a purge that ignores runs or leaves no tombstone); their
 docstrings say so. Three were found by mutation testing (``scripts/mutation.py``,
 ``docs/mutation.md``): :class:`PurgedOnlyWhenApplied`, :class:`PurgeTakesChildLinks`
-and :class:`RowsOfEveryOwner` (the rows beside the ledger, FCT-024).
+and :class:`RowsOfEveryOwner` (the rows beside the ledger, FCT-024); one by the issue 37 run
+over ``runtime/``: :class:`TakesAnyTruthyInputId`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from convledger import canonical
 from convledger.archive import Archive
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, copied, from_wire
@@ -407,6 +409,29 @@ class TrustsTheCompanion(MemoryStore):
         return ImportReport(document["conversationId"], len(events), events[-1].seq)
 
 
+class TakesAnyTruthyInputId(MemoryStore):
+    """TRN-104: a run's ``inputIds`` in an imported companion may hold any truthy value.
+
+    Found by mutation testing (issue 37, ``runtime/fields.py``: ``isinstance(item, str) and
+    item`` -> ``or``): a number in ``inputIds`` passes the shape check as if it were an id,
+    so the import is refused ``integrity`` (the companion differs from the fold) instead
+    of ``invalid_input`` (TRN-104: not of the shape of TRN-103, TRN-011).
+    """
+
+    def import_conversation(self, archive: bytes) -> ImportReport:
+        """Import with every truthy non-string item of a run's ``inputIds`` taken as text."""
+        document = json.loads(archive)
+        runtime = document.get("companions", {}).get("runtime")
+        runs = runtime.get("runs") if isinstance(runtime, dict) else None
+        for run in runs if isinstance(runs, list) else []:
+            items = run.get("inputIds") if isinstance(run, dict) else None
+            if isinstance(items, list):
+                run["inputIds"] = [
+                    str(item) if item and not isinstance(item, str) else item for item in items
+                ]
+        return super().import_conversation(canonical.encode(document))
+
+
 BROKEN: tuple[BrokenStore, ...] = (
     broken("runtime", AppendsOnEveryOutcome, "TRN-004"),
     broken("runtime", IgnoresFencingToken, "TRN-040"),
@@ -431,6 +456,8 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("runtime", PurgeTakesChildLinks, "TRN-093"),
     broken("runtime", RowsOfEveryOwner, "FCT-024"),
     broken("runtime", DecidesOutsideTheLock, "TRN-003", checks=("runtime_state_machine",)),
+    broken("runtime", TakesAnyTruthyInputId, "TRN-104",
+           checks=("runtime_companion_checked_on_import",)),
 )
-"""Every broken store of chapter TRN and the ids its bug must fail (the last one only the
-runtime state machine catches: a race)."""
+"""Every broken store of chapter TRN and the ids its bug must fail (DecidesOutsideTheLock only
+the runtime state machine catches: a race)."""

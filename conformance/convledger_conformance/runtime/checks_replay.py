@@ -64,6 +64,8 @@ COMPANION_FAULTS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "companion lacks runs": ("invalid_input", lambda d: d["companions"]["runtime"].pop("runs")),
     "run lacks a member": ("invalid_input",
                            lambda d: d["companions"]["runtime"]["runs"][0].pop("revision")),
+    "run inputIds holds a number": ("invalid_input", lambda d: d["companions"]["runtime"]
+                                    ["runs"][0].update(inputIds=[1])),
     "run revision differs": ("integrity", lambda d: d["companions"]["runtime"]["runs"][0]
                              .update(revision=7)),
     "admission dropped": ("integrity",
