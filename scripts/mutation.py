@@ -883,7 +883,8 @@ def run_mutant(mutant: Mutant, cover: dict[str, Any], args: argparse.Namespace) 
         except (IndexError, json.JSONDecodeError):
             reply = {  # a crash is no verdict of the suite: not counted as a kill
                 "status": ERROR,
-                "by": f"the child exited {done.returncode}: {done.stderr.strip()[-200:]}",
+                "by": f"the child exited {done.returncode}: "
+                + (done.stderr.strip().splitlines() or [""])[-1][-200:],
                 "ran": 0,
             }
         outcome.status, outcome.by, outcome.ran = reply["status"], reply["by"], reply["ran"]
@@ -980,7 +981,7 @@ def render_markdown(
             "|---|---|---|---|---|",
         ]
         for o in sorted(rest, key=lambda o: (STATUSES.index(o.status), o.module, o.line)):
-            note = (o.reason or o.by).replace("|", "\\|")
+            note = " ".join((o.reason or o.by).split()).replace("|", "\\|")
             text = o.text.replace("|", "\\|")
             mark = " (S)" if o.extra.get("suite_imports") else ""
             lines.append(
@@ -1002,14 +1003,18 @@ def package_modules(name: str) -> list[str]:
 def sampled(mutants: list[Mutant], count: int, seed: int | None = None) -> list[Mutant]:
     """``count`` mutants of ``mutants``, in walk order.
 
-    With ``seed``: a uniform random sample drawn by ``random.Random(seed)`` (the
-    same seed and sources give the same sample); without: spread evenly (every
-    k-th, the first included).
+    With ``seed``: the first ``count`` of the list's positions shuffled by
+    ``random.Random(seed)``, a uniform random sample; the same seed and sources
+    give the same sample, and a larger sample with the same seed holds the
+    smaller one (so a rerun with a larger ``count`` reuses the results). Without:
+    spread evenly (every k-th, the first included).
     """
     if count <= 0 or count >= len(mutants):
         return mutants
     if seed is not None:
-        chosen = set(random.Random(seed).sample(range(len(mutants)), count))
+        order = list(range(len(mutants)))
+        random.Random(seed).shuffle(order)
+        chosen = set(order[:count])
         return [mutant for index, mutant in enumerate(mutants) if index in chosen]
     step = len(mutants) / count
     return [mutants[int(index * step)] for index in range(count)]

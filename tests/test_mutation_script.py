@@ -254,3 +254,8 @@ def test_a_postgres_child_gets_its_own_schema_prefix_dropped_after_it(pg_dsn: st
             "SELECT count(*) FROM pg_namespace WHERE nspname = %s", (prefix + "x",)
         ).fetchone()
     assert row == (0,)
+
+
+def test_a_larger_seeded_sample_holds_the_smaller() -> None:
+    every = mutation.mutants_of(BATCH)
+    assert set(mutation.sampled(every, 10, 37)) <= set(mutation.sampled(every, 30, 37))
