@@ -499,7 +499,7 @@ def _offset_minutes_ignored() -> Iterator[None]:
 
 
 class AsOfIgnoresOffsetMinutes(SqliteStore):
-    """SQL-034: the migration's ``asOf`` reads an offset's hours, not its minutes (+05:30 as +05:00).
+    """SQL-034: the migration's ``asOf`` reads an offset's hours only (+05:30 as +05:00).
 
     Found by mutation testing (issue 37, ``sqlite/baseline.py``: ``int(match[10]) * 60`` ->
     ``// 60``): the sample's offsets are whole hours. The migration computes ``asOf``
