@@ -337,6 +337,31 @@ class _Deferred(LedgerTransaction):
         return []
 
 
+class _HeadOfAnyId(LedgerTransaction):
+    """The reference's transaction handle, its ``head`` reading any text as a conversation."""
+
+    def head(self, conversation_id: str) -> int:
+        return rows.head_of(self._live(), conversation_id)
+
+
+class TransactionHeadUnchecked(SqliteStore):
+    """SQL-043: the write transaction's ``head("")`` answers 0, not ``invalid_input`` (ENV-005).
+
+    Found by mutation testing (issue 37, ``sqlite/transaction.py``: the handle's
+    ``check_identifier`` deleted): the store checks its own ``head`` argument, the handle
+    of its write transaction did not, and no check asked it.
+    """
+
+    @contextmanager
+    def write_transaction(self) -> Iterator[LedgerTransaction]:
+        with self._transaction("write transaction", write=True) as connection:
+            handle = _HeadOfAnyId(connection, self.registry)
+            try:
+                yield handle
+            finally:
+                handle._active = False
+
+
 class CompanionsAfterCommit(SqliteStore):
     """SQL-043: writes companion rows in a transaction of their own, after the events' one."""
 
@@ -687,6 +712,7 @@ BROKEN: tuple[BrokenStore, ...] = (
             (SearchIndexesPending, ("SRC-024",)),
             (MessageInUseReadsOnlyMessages, ("TRN-022",)),
             (AsOfIgnoresOffsetMinutes, ("SQL-034",)),
+            (TransactionHeadUnchecked, ("SQL-043",)),
         )
     ),
     broken("sqlite", HeadCachedPerHandle, "SQL-047", factory=files_of(HeadCachedPerHandle),
