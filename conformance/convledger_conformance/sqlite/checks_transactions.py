@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from functools import partial
 import subprocess
 import sys
 import textwrap
 from collections.abc import Sequence
+from functools import partial
 
 from convledger.errors import LedgerError
 from convledger.sqlite import SqliteStore
