@@ -14,7 +14,7 @@ forgotten admissions, a purge that ignores runs or leaves no tombstone); their
 docstrings say so. Three were found by mutation testing (``scripts/mutation.py``,
 ``docs/mutation.md``): :class:`PurgedOnlyWhenApplied`, :class:`PurgeTakesChildLinks`
 and :class:`RowsOfEveryOwner` (the rows beside the ledger, FCT-024); one by the issue 37 run
-over ``runtime/``: :class:`TakesAnyTruthyInputId`.
+over ``runtime/``: :class:`TakesAnyTruthyInputId`, :class:`RunInvariantsAnsweredIntegrity`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from convledger import canonical
 from convledger.archive import Archive
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, copied, from_wire
-from convledger.errors import LedgerError
+from convledger.errors import IntegrityError, LedgerError
 from convledger.host.rows import FactRow
 from convledger.memory import MemoryStore
 from convledger.runtime.operations import RecoveryCursor, after_cursor
@@ -432,6 +432,27 @@ class TakesAnyTruthyInputId(MemoryStore):
         return super().import_conversation(canonical.encode(document))
 
 
+class RunInvariantsAnsweredIntegrity(MemoryStore):
+    """TRN-111: a companion run breaking TRN-011 or TRN-014 is refused ``integrity``.
+
+    Found by mutation testing (issue 37, ``runtime/records.py``: a ``problems.append`` of
+    ``run_problems`` deleted): the record parses, so the import compares it with the fold
+    and answers ``integrity`` instead of ``invalid_input`` for a run whose ``inputIds`` is
+    empty or which has an owner while queued.
+    """
+
+    def import_conversation(self, archive: bytes) -> ImportReport:
+        """Refuse a run record breaking those invariants as a fold difference."""
+        runtime = json.loads(archive).get("companions", {}).get("runtime")
+        runs = runtime.get("runs") if isinstance(runtime, dict) else None
+        for run in runs if isinstance(runs, list) else []:
+            if isinstance(run, dict) and (run.get("inputIds") == [] or (
+                run.get("state") == "queued" and run.get("owner") is not None)):
+                raise IntegrityError("the runtime companion differs from the state its ledger "
+                                     "rebuilds", requirement="TRN-104")
+        return super().import_conversation(archive)
+
+
 BROKEN: tuple[BrokenStore, ...] = (
     broken("runtime", AppendsOnEveryOutcome, "TRN-004"),
     broken("runtime", IgnoresFencingToken, "TRN-040"),
@@ -457,6 +478,8 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("runtime", RowsOfEveryOwner, "FCT-024"),
     broken("runtime", DecidesOutsideTheLock, "TRN-003", checks=("runtime_state_machine",)),
     broken("runtime", TakesAnyTruthyInputId, "TRN-104",
+           checks=("runtime_companion_checked_on_import",)),
+    broken("runtime", RunInvariantsAnsweredIntegrity, "TRN-111",
            checks=("runtime_companion_checked_on_import",)),
 )
 """Every broken store of chapter TRN and the ids its bug must fail (DecidesOutsideTheLock only
