@@ -433,12 +433,13 @@ class TakesAnyTruthyInputId(MemoryStore):
 
 
 class RunInvariantsAnsweredIntegrity(MemoryStore):
-    """TRN-111: a companion run breaking TRN-011 or TRN-014 is refused ``integrity``.
+    """TRN-111: a companion run breaking TRN-011, TRN-014 or TRN-015 is refused ``integrity``.
 
     Found by mutation testing (issue 37, ``runtime/records.py``: a ``problems.append`` of
-    ``run_problems`` deleted): the record parses, so the import compares it with the fold
-    and answers ``integrity`` instead of ``invalid_input`` for a run whose ``inputIds`` is
-    empty or which has an owner while queued.
+    ``run_problems`` deleted, four mutants): the record parses, so the import compares it
+    with the fold and answers ``integrity`` instead of ``invalid_input`` for a run whose
+    ``inputIds`` is empty, which has an owner while queued, which names an absorber without
+    reason ``absorbed``, or which is absorbed into itself.
     """
 
     def import_conversation(self, archive: bytes) -> ImportReport:
@@ -447,7 +448,10 @@ class RunInvariantsAnsweredIntegrity(MemoryStore):
         runs = runtime.get("runs") if isinstance(runtime, dict) else None
         for run in runs if isinstance(runs, list) else []:
             if isinstance(run, dict) and (run.get("inputIds") == [] or (
-                run.get("state") == "queued" and run.get("owner") is not None)):
+                run.get("state") == "queued" and run.get("owner") is not None) or (
+                run.get("absorbedIntoRunId") is not None and (
+                    run.get("reason") != "absorbed"
+                    or run.get("absorbedIntoRunId") == run.get("runId")))):
                 raise IntegrityError("the runtime companion differs from the state its ledger "
                                      "rebuilds", requirement="TRN-104")
         return super().import_conversation(archive)

@@ -70,6 +70,11 @@ COMPANION_FAULTS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
                               .update(inputIds=[])),
     "queued run has an owner": ("invalid_input", lambda d: d["companions"]["runtime"]["runs"][1]
                                 .update(owner="w")),
+    "queued run names an absorber": ("invalid_input", lambda d: d["companions"]["runtime"]
+                                     ["runs"][1].update(absorbedIntoRunId="r1")),
+    "run absorbed into itself": ("invalid_input", lambda d: d["companions"]["runtime"]["runs"][1]
+                                 .update(state="superseded", reason="absorbed",
+                                         absorbedIntoRunId="r2")),
     "run revision differs": ("integrity", lambda d: d["companions"]["runtime"]["runs"][0]
                              .update(revision=7)),
     "admission dropped": ("integrity",
@@ -80,7 +85,8 @@ COMPANION_FAULTS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
                            .update(content={"id": "d", "status": "partial", "parts": []})),
 }
 """Tampered ``runtime`` companions and the kind import must refuse each with (TRN-104)."""
-RECORD_INVARIANTS = frozenset({"run inputIds is empty", "queued run has an owner"})
+RECORD_INVARIANTS = frozenset({"run inputIds is empty", "queued run has an owner",
+                               "queued run names an absorber", "run absorbed into itself"})
 """The faults of a run record breaking TRN-011, TRN-014 or TRN-015: invalid_input (TRN-111).
 They and ``run inputIds holds a number`` come from the mutation run of issue 37."""
 
