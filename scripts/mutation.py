@@ -1034,12 +1034,15 @@ def parent(args: argparse.Namespace) -> int:
             print(f"{mutant.ident}\t{mutant.operator}\t{mutant.mutation}\t{mutant.text}")
         print(f"{len(mutants)} mutants")
         return 0
+    every = mutants  # a triage entry is stale only when it matches none of these
     if args.only:
         mutants = [m for m in mutants if m.ident in args.only]
     if args.limit:
         mutants = mutants[: args.limit]
     population = len(mutants)
     mutants = sampled(mutants, args.sample, args.seed)
+    if args.report_only:
+        return report_only(args, mutants, every, population)
     cover = coverage(args.modules, args.store, args.profile, out, args.nice, args.checks)
     sources = {module: _digest((REFERENCE / module).read_text("utf-8")) for module in args.modules}
     results = out / "results.jsonl"
@@ -1082,14 +1085,27 @@ def parent(args: argparse.Namespace) -> int:
                 flush=True,
             )
     wall = time.perf_counter() - started
+    return write_reports(args, outcomes, every, wall, cover.get("seconds"), population)
+
+
+def write_reports(
+    args: argparse.Namespace,
+    outcomes: list[Outcome],
+    every: list[Mutant],
+    wall: float,
+    coverage_seconds: float | None,
+    population: int,
+) -> int:
+    """Triage ``outcomes``, write ``report.json`` and ``report.md``; the exit status."""
+    out: Path = args.out
     triage = load_triage(args.triage)
-    summary = summarize(outcomes, triage, mutants)
+    summary = summarize(outcomes, triage, every)
     summary.update(
         profile=args.profile,
         store=args.store,
         modules=list(args.modules),
         wall_seconds=wall,
-        coverage_seconds=cover.get("seconds"),
+        coverage_seconds=coverage_seconds,
         population=population,
         sample=args.sample,
         seed=args.seed,
@@ -1105,6 +1121,32 @@ def parent(args: argparse.Namespace) -> int:
         f"{100 * summary['kill_rate']:.1f} %; report in {out / 'report.md'}"
     )
     return 0 if counts[SURVIVED] == counts[TIMEOUT] == counts[ERROR] == 0 else 1
+
+
+def report_only(
+    args: argparse.Namespace, mutants: list[Mutant], every: list[Mutant], population: int
+) -> int:
+    """``--report-only``: the reports of the results already in OUT, with today's triage file.
+
+    A result counts when it was made from the module's present source at this
+    profile, whatever the suite was then (``extra.suite`` says which); a mutant
+    without one is left out and named. Nothing runs.
+    """
+    sources = {module: _digest((REFERENCE / module).read_text("utf-8")) for module in args.modules}
+    found: dict[str, Outcome] = {}
+    results = args.out / "results.jsonl"
+    lines = results.read_text("utf-8").splitlines() if results.exists() else []
+    for line in lines:
+        outcome = Outcome(**json.loads(line))
+        if outcome.source == sources.get(outcome.module) and (
+            outcome.extra.get("profile") == args.profile
+        ):
+            found[outcome.ident] = outcome
+    outcomes = [found[m.ident] for m in mutants if m.ident in found]
+    missing = [m.ident for m in mutants if m.ident not in found]
+    if missing:
+        print(f"no result yet for {len(missing)} mutants: {' '.join(missing)}")
+    return write_reports(args, outcomes, every, 0.0, None, population)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1202,6 +1244,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(results of the same suite are always reused)",
     )
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run nothing: write report.json and report.md from the results in OUT with the "
+        "triage file as it is now (results of an earlier suite included)",
+    )
     return parser
 
 

@@ -14,7 +14,8 @@ forgotten admissions, a purge that ignores runs or leaves no tombstone); their
 docstrings say so. Three were found by mutation testing (``scripts/mutation.py``,
 ``docs/mutation.md``): :class:`PurgedOnlyWhenApplied`, :class:`PurgeTakesChildLinks`
 and :class:`RowsOfEveryOwner` (the rows beside the ledger, FCT-024); one by the issue 37 run
-over ``runtime/``: :class:`TakesAnyTruthyInputId`, :class:`RunInvariantsAnsweredIntegrity`.
+over ``runtime/``: :class:`TakesAnyTruthyInputId`, :class:`RunInvariantsAnsweredIntegrity`,
+:class:`SkipsEndedAbsorbees`.
 """
 
 from __future__ import annotations
@@ -291,6 +292,24 @@ class IgnoresFences(MemoryStore):
         return super()._transit(conversation_id, transition, draft)
 
 
+class SkipsEndedAbsorbees(MemoryStore):
+    """TRN-064: a terminal naming an ended run to absorb applies, passing that run over.
+
+    Found by mutation testing (issue 37, ``runtime/rules.py``: the conflict for an absorbee
+    that is not queued -> ``return None``): no check asked for that conflict at smoke.
+    """
+
+    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft
+                 ) -> Outcome:
+        if isinstance(transition, Terminal):
+            kept = tuple(
+                run_id for run_id in transition.absorb_run_ids
+                if (run := self._load_run(conversation_id, run_id)) is None or run.state.active
+            )
+            transition = attrs.evolve(transition, absorb_run_ids=kept)
+        return super()._transit(conversation_id, transition, draft)
+
+
 class ForgetsKeysOfEndedRuns(MemoryStore):
     """TRN-020, TRN-021: drops a run's admissions when the run ends.
 
@@ -485,6 +504,8 @@ BROKEN: tuple[BrokenStore, ...] = (
            checks=("runtime_companion_checked_on_import",)),
     broken("runtime", RunInvariantsAnsweredIntegrity, "TRN-111",
            checks=("runtime_companion_checked_on_import",)),
+    broken("runtime", SkipsEndedAbsorbees, "TRN-064",
+           checks=("coalescing_placement_and_absorption",)),
 )
 """Every broken store of chapter TRN and the ids its bug must fail (DecidesOutsideTheLock only
 the runtime state machine catches: a race)."""
