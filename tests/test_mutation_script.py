@@ -259,3 +259,20 @@ def test_a_postgres_child_gets_its_own_schema_prefix_dropped_after_it(pg_dsn: st
 def test_a_larger_seeded_sample_holds_the_smaller() -> None:
     every = mutation.mutants_of(BATCH)
     assert set(mutation.sampled(every, 10, 37)) <= set(mutation.sampled(every, 30, 37))
+
+
+def test_report_only_reads_the_results_and_runs_nothing(tmp_path: Path) -> None:
+    """``--report-only`` reports the results already in OUT, with the triage file as it is."""
+    first = mutation.mutants_of(BATCH)[0]
+    source = mutation._digest((mutation.REFERENCE / BATCH).read_text("utf-8"))
+    outcome = mutation.Outcome(
+        first.ident, BATCH, first.line, first.operator, first.mutation, first.text,
+        mutation.KILLED, by="a check", source=source,
+        extra={"profile": "smoke", "suite": "an earlier suite"},
+    )
+    (tmp_path / "results.jsonl").write_text(json.dumps(mutation.asdict(outcome)) + "\n", "utf-8")
+    code = mutation.main(["--modules", BATCH, "--only", first.ident, "--out", str(tmp_path),
+                          "--report-only", "--triage", str(tmp_path / "none.toml")])
+    report = json.loads((tmp_path / "report.json").read_text("utf-8"))
+    assert code == 0 and report["summary"]["counts"]["killed"] == 1
+    assert not (tmp_path / "coverage.json").exists()
