@@ -8,6 +8,8 @@ with a reason. Not part of any default run (it takes tens of minutes)::
     python scripts/mutation.py --profile ci --out mutation-ci # the ci profile
     python scripts/mutation.py --list                         # the mutants, not run
     python scripts/mutation.py --modules convledger/batch.py --limit 20
+    python scripts/mutation.py --package sqlite --sample 40 --seed 37 --out OUT
+    python scripts/mutation.py --package sqlite --sample 40 --seed 37 --out OUT --report-only
 
 How it works, in four steps:
 
@@ -34,7 +36,13 @@ How it works, in four steps:
    over 20 s + 10 x its own time on the clear store, or a child over its limit
    (``--timeout``, or 60 s + 4 x the baseline time of its checks), is a
    **timeout**; the suite has no per-call time limit for an in-process store, so
-   a timeout is reported apart from the kills.
+   a timeout is reported apart from the kills. A mutant the suite gives no
+   verdict on is an **error**, not a kill: the store cannot be imported, the
+   child crashed before answering, the runner raised, or a check was not run
+   because the suite's own helper call (reference code it imports) broke.
+   Each child has its own ``TMPDIR`` and, for a PostgreSQL store, its own
+   schema prefix (``CONVLEDGER_PG_SCHEMA_PREFIX``, PGS-051); the parent removes
+   the folder and drops the schemas after the child, whatever the mutant did.
 4. **Triage.** A survivor listed in the triage file (``--triage``, default
    ``scripts/mutation_triage.toml``) is **equivalent**: the entry names the
    file, the mutated line's text, the mutation and the reason it cannot change
