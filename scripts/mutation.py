@@ -941,8 +941,13 @@ def render_markdown(
     lines = [
         f"# Mutation run: profile {args.profile}, store `{args.store}`",
         "",
-        f"Modules: {', '.join(f'`{m}`' for m in args.modules)}. Wall time of the mutant runs "
-        f"(this invocation): {wall:.0f} s.",
+        f"Modules: {', '.join(f'`{m}`' for m in args.modules)}. "
+        + (
+            "Rewritten from earlier results (--report-only); `results.jsonl` holds each "
+            "mutant's time."
+            if args.report_only
+            else f"Wall time of the mutant runs (this invocation): {wall:.0f} s."
+        ),
         "",
         f"Mutants: {summary.get('population', summary['total'])} in these modules; "
         + (
