@@ -15,7 +15,7 @@ docstrings say so. Three were found by mutation testing (``scripts/mutation.py``
 ``docs/mutation.md``): :class:`PurgedOnlyWhenApplied`, :class:`PurgeTakesChildLinks`
 and :class:`RowsOfEveryOwner` (the rows beside the ledger, FCT-024); one by the issue 37 run
 over ``runtime/``: :class:`TakesAnyTruthyInputId`, :class:`RunInvariantsAnsweredIntegrity`,
-:class:`SkipsEndedAbsorbees`.
+:class:`SkipsEndedAbsorbees`, :class:`DefaultScanOf101`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from convledger.envelope import Envelope, EventDraft, copied, from_wire
 from convledger.errors import IntegrityError, LedgerError
 from convledger.host.rows import FactRow
 from convledger.memory import MemoryStore
-from convledger.runtime.operations import RecoveryCursor, after_cursor
+from convledger.runtime.operations import RecoveryCursor, RecoveryPage, after_cursor
 from convledger.runtime.records import Run, RunState
 from convledger.runtime.rules import decide
 from convledger.runtime.state import RuntimeState
@@ -310,6 +310,19 @@ class SkipsEndedAbsorbees(MemoryStore):
         return super()._transit(conversation_id, transition, draft)
 
 
+class DefaultScanOf101(MemoryStore):
+    """TRN-083: ``scan_recoverable`` without a limit pages 101 runs, not 100.
+
+    Found by mutation testing (issue 37, ``runtime/store.py``: ``limit: int = 100`` ->
+    ``101``): the scan check had fewer than 100 recoverable runs.
+    """
+
+    def scan_recoverable(
+        self, *, after: RecoveryCursor | None = None, limit: int = 101
+    ) -> RecoveryPage:
+        return super().scan_recoverable(after=after, limit=limit)
+
+
 class ForgetsKeysOfEndedRuns(MemoryStore):
     """TRN-020, TRN-021: drops a run's admissions when the run ends.
 
@@ -506,6 +519,8 @@ BROKEN: tuple[BrokenStore, ...] = (
            checks=("runtime_companion_checked_on_import",)),
     broken("runtime", SkipsEndedAbsorbees, "TRN-064",
            checks=("coalescing_placement_and_absorption",)),
+    broken("runtime", DefaultScanOf101, "TRN-083",
+           checks=("scan_recoverable_pages_in_code_point_order",)),
 )
 """Every broken store of chapter TRN and the ids its bug must fail (DecidesOutsideTheLock only
 the runtime state machine catches: a race)."""

@@ -110,6 +110,13 @@ def check_scan_recoverable_pages_in_code_point_order(ctx: CheckContext) -> None:
         for cursor in bad_cursors:
             refused(partial(loose.scan_recoverable, after=cursor), "invalid_input", "TRN-083",
                     f"scan_recoverable(after={cursor!r})")
+        # the default limit with more than 100 recoverable runs (issue 37: 101 survived)
+        for number in range(101 - len(want)):
+            driver.owned(f"z-{number:03}", "r")
+        page = store.scan_recoverable()
+        if len(page.runs) != 100 or page.next is None:
+            fail("TRN-083", f"with 101 recoverable runs the default page holds "
+                            f"{len(page.runs)} runs, next {page.next!r}; the default limit is 100")
 
     run_once(ctx, body)
 
