@@ -8,6 +8,8 @@ with a reason. Not part of any default run (it takes tens of minutes)::
     python scripts/mutation.py --profile ci --out mutation-ci # the ci profile
     python scripts/mutation.py --list                         # the mutants, not run
     python scripts/mutation.py --modules convledger/batch.py --limit 20
+    python scripts/mutation.py --package sqlite --sample 40 --seed 37 --out OUT
+    python scripts/mutation.py --package sqlite --sample 40 --seed 37 --out OUT --report-only
 
 How it works, in four steps:
 
@@ -34,7 +36,13 @@ How it works, in four steps:
    over 20 s + 10 x its own time on the clear store, or a child over its limit
    (``--timeout``, or 60 s + 4 x the baseline time of its checks), is a
    **timeout**; the suite has no per-call time limit for an in-process store, so
-   a timeout is reported apart from the kills.
+   a timeout is reported apart from the kills. A mutant the suite gives no
+   verdict on is an **error**, not a kill: the store cannot be imported, the
+   child crashed before answering, the runner raised, or a check was not run
+   because the suite's own helper call (reference code it imports) broke.
+   Each child has its own ``TMPDIR`` and, for a PostgreSQL store, its own
+   schema prefix (``CONVLEDGER_PG_SCHEMA_PREFIX``, PGS-051); the parent removes
+   the folder and drops the schemas after the child, whatever the mutant did.
 4. **Triage.** A survivor listed in the triage file (``--triage``, default
    ``scripts/mutation_triage.toml``) is **equivalent**: the entry names the
    file, the mutated line's text, the mutation and the reason it cannot change
@@ -71,22 +79,26 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
 import os
+import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import CodeType, FrameType, ModuleType
+from types import CodeType, FrameType, FunctionType, ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,8 +124,13 @@ PACKAGES: dict[str, tuple[str, str]] = {
 checks reach it (the runtime rules through MemoryStore; PostgreSQL needs
 ``CONVLEDGER_PG_DSN``). Issue 37 extended the runs to these three packages."""
 DEFAULT_TRIAGE = ROOT / "scripts" / "mutation_triage.toml"
-KILLED, SURVIVED, TIMEOUT, EQUIVALENT = "killed", "survived", "timeout", "equivalent"
-STATUSES = (KILLED, SURVIVED, TIMEOUT, EQUIVALENT)
+KILLED, SURVIVED, TIMEOUT, ERROR, EQUIVALENT = (
+    "killed", "survived", "timeout", "error", "equivalent"
+)
+STATUSES = (KILLED, SURVIVED, TIMEOUT, ERROR, EQUIVALENT)
+PG_PREFIX = "convledger_mut_"
+"""Schemas of a mutant's child: ``convledger_mut_<parent pid>_<n>_<uuid>`` (PGS-051's prefix
+variable), dropped by the parent after the child, whatever the mutant did to the dropping."""
 IMPORT_BUCKET = "<import>"
 
 
@@ -461,8 +478,12 @@ def _run_one(factory: Any, check: Any, profile: str) -> tuple[str, str]:
         if result.status == FAILED:
             message = (result.message or result.detail).strip().splitlines()
             return FAILED, f"{result.name}: {message[0] if message else ''}"[:300]
-    statuses = {result.status for result in report.checks if result.name == check.name}
-    return (statuses.pop() if statuses else "passed"), ""
+    for result in report.checks:
+        if result.name == check.name:
+            message = (result.message or "").strip().splitlines()
+            blocked = " (helper blocked)" if getattr(result, "blocked_by", None) else ""
+            return result.status, f"{message[0] if message else ''}{blocked}"[:300]
+    return "passed", ""
 
 
 def child_coverage(
@@ -531,14 +552,15 @@ def child_mutant(
     code = mutated_code(module, ordinal)
     sys.meta_path.insert(0, _MutantFinder(module_name(module), REFERENCE / module, code))
     from convledger_conformance.factories import FactoryLoadError, load_factory
-    from convledger_conformance.report import FAILED
+    from convledger_conformance.results import FAILED, NOT_RUN, PASSED
     from convledger_conformance.runsettings import use_user_cache
 
     use_user_cache()
+    notes: list[str] = []
     try:
         factory = load_factory(store)
     except FactoryLoadError as error:  # the mutant breaks the import: the suite cannot run
-        return {"status": KILLED, "by": f"the store cannot be loaded: {error}"[:300], "ran": 0}
+        return {"status": ERROR, "by": f"the store cannot be loaded: {error}"[:300], "ran": 0}
     ran = 0
     for item in _checks(list(limits)):
         ran += 1
@@ -547,11 +569,16 @@ def child_mutant(
         try:
             status, message = _run_one(factory, item, profile)
         except Exception as error:  # the runner itself was broken by the mutant
-            return {"status": KILLED, "by": f"{item.name}: suite error {error!r}"[:300], "ran": ran}
+            return {"status": ERROR, "by": f"{item.name}: suite error {error!r}"[:300], "ran": ran}
         signal.setitimer(signal.ITIMER_REAL, 0)
         if status == FAILED:
             return {"status": KILLED, "by": message, "ran": ran}
-    return {"status": SURVIVED, "by": "", "ran": ran}
+        if status == NOT_RUN and message.endswith("(helper blocked)"):
+            # the suite's own helper call (reference code it imports) broke: no verdict
+            return {"status": ERROR, "by": f"{item.name}: {message}"[:300], "ran": ran}
+        if status != PASSED:
+            notes.append(f"{item.name}: {status} {message}"[:200])
+    return {"status": SURVIVED, "by": "; ".join(notes)[:300], "ran": ran}
 
 
 def _alarm(seconds: float, name: str, ran: int) -> None:
@@ -599,6 +626,111 @@ def suite_digest() -> str:
             for path in sorted(package.rglob("*.py"))
         )
     )
+
+
+def _run_child(
+    command: list[str], environment: dict[str, str], limit: float | None
+) -> subprocess.CompletedProcess[str]:
+    """Run one child; on a timeout kill its whole process group (the store's helpers too)."""
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        env=environment, start_new_session=True,
+    ) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise
+        except BaseException:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise
+        return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+_CHILDREN = iter(range(1, 2**62))
+
+
+@contextlib.contextmanager
+def _child_space(store: str) -> Iterator[tuple[dict[str, str], list[str]]]:
+    """An environment of one child: its own TMPDIR and, for PostgreSQL, its own schema prefix.
+
+    Whatever the mutant did to the store's own clean-up (the SQLite temporary
+    folders, PGS-051's drop on close and at exit, PGS-069's guardian), the
+    parent, running unmutated code, removes the folder and drops every schema
+    with the child's prefix once the child has ended. The list it yields is
+    filled with what had to be removed: a mutant that leaks shows there.
+    """
+    number = next(_CHILDREN)
+    folder = Path(tempfile.mkdtemp(prefix=f"convledger-mutant-{os.getpid()}-{number}-"))
+    environment = dict(os.environ, TMPDIR=str(folder))
+    postgres = store.startswith("convledger.postgres")
+    prefix = f"{PG_PREFIX}{os.getpid()}_{number}_"
+    if postgres:
+        environment["CONVLEDGER_PG_SCHEMA_PREFIX"] = prefix
+    leftovers: list[str] = []
+    try:
+        yield environment, leftovers
+    finally:
+        if postgres:
+            leftovers += [f"schema {name}" for name in _drop_prefixed(prefix)]
+        leftovers += [f"file {path.name}" for path in folder.iterdir()][:5]
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _drop_prefixed(prefix: str) -> list[str]:
+    """Drop every schema named ``prefix...`` of ``CONVLEDGER_PG_DSN``; their names.
+
+    Waits up to 10 s for the child's guardian (PGS-069) first, so a schema is
+    reported as left behind only when neither the child nor its guardian dropped it.
+    """
+    import psycopg
+
+    dsn = os.environ.get("CONVLEDGER_PG_DSN") or "postgresql://postgres@127.0.0.1:5432/postgres"
+    pattern = prefix.replace("_", "\\_") + "%"
+    query = "SELECT nspname FROM pg_namespace WHERE nspname LIKE %s ORDER BY nspname"
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as connection:
+        deadline = time.monotonic() + 10
+        while True:
+            names = [row[0] for row in connection.execute(query, (pattern,)).fetchall()]
+            if not names or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        for name in names:
+            connection.execute(
+                psycopg.sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                    psycopg.sql.Identifier(name)
+                )
+            )
+    return names
+
+
+def suite_imports() -> set[str]:
+    """Reference modules whose functions the suite itself calls (it imports them).
+
+    A mutant of such a module changes the suite's oracle along with the store
+    (the runtime model calls ``convledger.runtime.rules.decide``): its survival
+    may be the model agreeing with the mutant, which the report flags.
+    """
+    found: set[str] = set()
+    package = ROOT / "conformance" / "convledger_conformance"
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            if node.module != "convledger" and not node.module.startswith("convledger."):
+                continue
+            for alias in node.names:
+                try:
+                    value = getattr(importlib.import_module(node.module), alias.name)
+                except (ImportError, AttributeError):
+                    found.add(node.module)
+                    continue
+                if isinstance(value, ModuleType):
+                    found.add(value.__name__)
+                elif isinstance(value, FunctionType):  # a class is a type, not an oracle
+                    found.add(value.__module__)
+    return found
 
 
 def _child_command(nice: int, *arguments: str) -> list[str]:
@@ -658,7 +790,8 @@ def coverage(
             return dict(cached)
     print(f"coverage run of every check at {profile} (once per source change)...", flush=True)
     started = time.perf_counter()
-    done = subprocess.run(
+    with _child_space(store) as (environment, leftovers):
+        done = _run_child(
         _child_command(
             nice,
             "coverage",
@@ -670,11 +803,11 @@ def coverage(
             selection,
             *modules,
         ),
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
+        environment,
+        None,
     )
+    if leftovers:
+        print(f"the clear store left {leftovers} behind (removed)", flush=True)
     if done.returncode != 0:
         raise SystemExit(f"the coverage run failed:\n{done.stderr[-4000:]}")
     result: dict[str, Any] = json.loads(done.stdout)
@@ -732,7 +865,8 @@ def run_mutant(mutant: Mutant, cover: dict[str, Any], args: argparse.Namespace) 
     limit = args.timeout if args.timeout else 60 + 4 * budget
     started = time.perf_counter()
     try:
-        done = subprocess.run(
+        with _child_space(args.store) as (environment, leftovers):
+            done = _run_child(
             _child_command(
                 args.nice,
                 "mutant",
@@ -744,21 +878,21 @@ def run_mutant(mutant: Mutant, cover: dict[str, Any], args: argparse.Namespace) 
                 str(mutant.ordinal),
                 *(f"{name}={check_limit(cover, name):.0f}" for name in names),
             ),
-            capture_output=True,
-            text=True,
-            timeout=limit,
-            check=False,
-            cwd=ROOT,
-        )
+            environment,
+            limit,
+            )
+        if leftovers:
+            outcome.extra["left_behind"] = leftovers
     except subprocess.TimeoutExpired:
         outcome.status, outcome.by = TIMEOUT, f"over {limit:.0f} s"
     else:
         try:
             reply = json.loads(done.stdout.strip().splitlines()[-1])
         except (IndexError, json.JSONDecodeError):
-            reply = {
-                "status": KILLED,
-                "by": f"the child exited {done.returncode}: {done.stderr.strip()[-200:]}",
+            reply = {  # a crash is no verdict of the suite: not counted as a kill
+                "status": ERROR,
+                "by": f"the child exited {done.returncode}: "
+                + (done.stderr.strip().splitlines() or [""])[-1][-200:],
                 "ran": 0,
             }
         outcome.status, outcome.by, outcome.ran = reply["status"], reply["by"], reply["ran"]
@@ -793,7 +927,9 @@ def summarize(
         "counts": counts,
         "total": len(outcomes),
         "kill_rate": counts[KILLED] / relevant if relevant else 1.0,
-        "detected_rate": (counts[KILLED] + counts[TIMEOUT]) / relevant if relevant else 1.0,
+        "detected_rate": (counts[KILLED] + counts[TIMEOUT] + counts[ERROR]) / relevant
+        if relevant
+        else 1.0,
         "stale_triage": [list(key) for key in sorted(stale)],
     }
 
@@ -805,25 +941,45 @@ def render_markdown(
     lines = [
         f"# Mutation run: profile {args.profile}, store `{args.store}`",
         "",
-        f"Modules: {', '.join(f'`{m}`' for m in args.modules)}. Wall time of the mutant runs "
-        f"(this invocation): {wall:.0f} s.",
+        f"Modules: {', '.join(f'`{m}`' for m in args.modules)}. "
+        + (
+            "Rewritten from earlier results (--report-only); `results.jsonl` holds each "
+            "mutant's time."
+            if args.report_only
+            else f"Wall time of the mutant runs (this invocation): {wall:.0f} s."
+        ),
         "",
-        "| mutants | killed | survived | timeout | equivalent | kill rate |",
-        "|---|---|---|---|---|---|",
+        f"Mutants: {summary.get('population', summary['total'])} in these modules; "
+        + (
+            f"a sample of {summary['total']} drawn with seed {summary['seed']}."
+            if summary.get("seed") is not None and summary.get("sample")
+            else f"a sample of {summary['total']}, every k-th."
+            if summary.get("sample")
+            else "all run."
+        ),
+        "",
+        "| mutants | killed | survived | timeout | error | equivalent | kill rate |",
+        "|---|---|---|---|---|---|---|",
         f"| {summary['total']} | {counts[KILLED]} | {counts[SURVIVED]} | {counts[TIMEOUT]} "
-        f"| {counts[EQUIVALENT]} | {100 * summary['kill_rate']:.1f} % |",
+        f"| {counts[ERROR]} | {counts[EQUIVALENT]} | {100 * summary['kill_rate']:.1f} % |",
         "",
-        "Kill rate = killed / (mutants - equivalent).",
+        "Kill rate = killed / (mutants - equivalent). Killed: a check of the suite reported a "
+        "failure. Error: no verdict of the suite (the store cannot be imported, the child "
+        "crashed, the runner raised, or the suite's own helper call broke); not a kill.",
         "",
     ]
     per_module: dict[str, dict[str, int]] = {}
     for outcome in outcomes:
         row = per_module.setdefault(outcome.module, {status: 0 for status in STATUSES})
         row[outcome.status] += 1
-    lines += ["| module | killed | survived | timeout | equivalent |", "|---|---|---|---|---|"]
+    lines += [
+        "| module | killed | survived | timeout | error | equivalent |",
+        "|---|---|---|---|---|---|",
+    ]
     for module, row in sorted(per_module.items()):
         lines.append(
-            f"| `{module}` | {row[KILLED]} | {row[SURVIVED]} | {row[TIMEOUT]} | {row[EQUIVALENT]} |"
+            f"| `{module}` | {row[KILLED]} | {row[SURVIVED]} | {row[TIMEOUT]} | {row[ERROR]} "
+            f"| {row[EQUIVALENT]} |"
         )
     rest = [o for o in outcomes if o.status != KILLED]
     if rest:
@@ -831,14 +987,18 @@ def render_markdown(
             "",
             "## Mutants not killed",
             "",
+            "A mark (S) after file:line: the suite imports code of that module (its oracle may "
+            "share the mutation).",
+            "",
             "| status | file:line | mutation | line | reason / note |",
             "|---|---|---|---|---|",
         ]
         for o in sorted(rest, key=lambda o: (STATUSES.index(o.status), o.module, o.line)):
-            note = (o.reason or o.by).replace("|", "\\|")
+            note = " ".join((o.reason or o.by).split()).replace("|", "\\|")
             text = o.text.replace("|", "\\|")
+            mark = " (S)" if o.extra.get("suite_imports") else ""
             lines.append(
-                f"| {o.status} | `{o.module}:{o.line}` | {o.mutation} | `{text}` | {note} |"
+                f"| {o.status} | `{o.module}:{o.line}`{mark} | {o.mutation} | `{text}` | {note} |"
             )
     if summary["stale_triage"]:
         lines += ["", "## Stale triage entries (killed, or matching no mutant)", ""]
@@ -853,10 +1013,22 @@ def package_modules(name: str) -> list[str]:
                   if path.name != "__init__.py")
 
 
-def sampled(mutants: list[Mutant], count: int) -> list[Mutant]:
-    """``count`` mutants spread evenly over ``mutants`` (every k-th, the first included)."""
+def sampled(mutants: list[Mutant], count: int, seed: int | None = None) -> list[Mutant]:
+    """``count`` mutants of ``mutants``, in walk order.
+
+    With ``seed``: the first ``count`` of the list's positions shuffled by
+    ``random.Random(seed)``, a uniform random sample; the same seed and sources
+    give the same sample, and a larger sample with the same seed holds the
+    smaller one (so a rerun with a larger ``count`` reuses the results). Without:
+    spread evenly (every k-th, the first included).
+    """
     if count <= 0 or count >= len(mutants):
         return mutants
+    if seed is not None:
+        order = list(range(len(mutants)))
+        random.Random(seed).shuffle(order)
+        chosen = set(order[:count])
+        return [mutant for index, mutant in enumerate(mutants) if index in chosen]
     step = len(mutants) / count
     return [mutants[int(index * step)] for index in range(count)]
 
@@ -875,11 +1047,15 @@ def parent(args: argparse.Namespace) -> int:
             print(f"{mutant.ident}\t{mutant.operator}\t{mutant.mutation}\t{mutant.text}")
         print(f"{len(mutants)} mutants")
         return 0
+    every = mutants  # a triage entry is stale only when it matches none of these
     if args.only:
         mutants = [m for m in mutants if m.ident in args.only]
     if args.limit:
         mutants = mutants[: args.limit]
-    mutants = sampled(mutants, args.sample)
+    population = len(mutants)
+    mutants = sampled(mutants, args.sample, args.seed)
+    if args.report_only:
+        return report_only(args, mutants, every, population)
     cover = coverage(args.modules, args.store, args.profile, out, args.nice, args.checks)
     sources = {module: _digest((REFERENCE / module).read_text("utf-8")) for module in args.modules}
     results = out / "results.jsonl"
@@ -897,6 +1073,7 @@ def parent(args: argparse.Namespace) -> int:
                 done[outcome.ident] = outcome
     elif results.exists():
         results.unlink()
+    shared = suite_imports()
     started = time.perf_counter()
     outcomes = []
     with results.open("a", encoding="utf-8") as sink:
@@ -906,6 +1083,8 @@ def parent(args: argparse.Namespace) -> int:
                 outcomes.append(previous)
                 continue
             outcome = run_mutant(mutant, cover, args)
+            if module_name(mutant.module) in shared:
+                outcome.extra["suite_imports"] = True
             outcome.source = sources[mutant.module]
             outcome.extra["profile"] = args.profile
             outcome.extra["suite"] = suite
@@ -919,14 +1098,30 @@ def parent(args: argparse.Namespace) -> int:
                 flush=True,
             )
     wall = time.perf_counter() - started
+    return write_reports(args, outcomes, every, wall, cover.get("seconds"), population)
+
+
+def write_reports(
+    args: argparse.Namespace,
+    outcomes: list[Outcome],
+    every: list[Mutant],
+    wall: float,
+    coverage_seconds: float | None,
+    population: int,
+) -> int:
+    """Triage ``outcomes``, write ``report.json`` and ``report.md``; the exit status."""
+    out: Path = args.out
     triage = load_triage(args.triage)
-    summary = summarize(outcomes, triage, mutants)
+    summary = summarize(outcomes, triage, every)
     summary.update(
         profile=args.profile,
         store=args.store,
         modules=list(args.modules),
         wall_seconds=wall,
-        coverage_seconds=cover.get("seconds"),
+        coverage_seconds=coverage_seconds,
+        population=population,
+        sample=args.sample,
+        seed=args.seed,
     )
     report = {"summary": summary, "mutants": [asdict(o) for o in outcomes]}
     (out / "report.json").write_text(json.dumps(report, indent=1) + "\n", "utf-8")
@@ -934,10 +1129,37 @@ def parent(args: argparse.Namespace) -> int:
     counts = summary["counts"]
     print(
         f"{summary['total']} mutants: {counts[KILLED]} killed, {counts[SURVIVED]} survived, "
-        f"{counts[TIMEOUT]} timeout, {counts[EQUIVALENT]} equivalent; kill rate "
+        f"{counts[TIMEOUT]} timeout, {counts[ERROR]} error, {counts[EQUIVALENT]} equivalent; "
+        "kill rate "
         f"{100 * summary['kill_rate']:.1f} %; report in {out / 'report.md'}"
     )
-    return 0 if counts[SURVIVED] == 0 and counts[TIMEOUT] == 0 else 1
+    return 0 if counts[SURVIVED] == counts[TIMEOUT] == counts[ERROR] == 0 else 1
+
+
+def report_only(
+    args: argparse.Namespace, mutants: list[Mutant], every: list[Mutant], population: int
+) -> int:
+    """``--report-only``: the reports of the results already in OUT, with today's triage file.
+
+    A result counts when it was made from the module's present source at this
+    profile, whatever the suite was then (``extra.suite`` says which); a mutant
+    without one is left out and named. Nothing runs.
+    """
+    sources = {module: _digest((REFERENCE / module).read_text("utf-8")) for module in args.modules}
+    found: dict[str, Outcome] = {}
+    results = args.out / "results.jsonl"
+    lines = results.read_text("utf-8").splitlines() if results.exists() else []
+    for line in lines:
+        outcome = Outcome(**json.loads(line))
+        if outcome.source == sources.get(outcome.module) and (
+            outcome.extra.get("profile") == args.profile
+        ):
+            found[outcome.ident] = outcome
+    outcomes = [found[m.ident] for m in mutants if m.ident in found]
+    missing = [m.ident for m in mutants if m.ident not in found]
+    if missing:
+        print(f"no result yet for {len(missing)} mutants: {' '.join(missing)}")
+    return write_reports(args, outcomes, every, 0.0, None, population)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1011,6 +1233,12 @@ def build_parser() -> argparse.ArgumentParser:
         "sample when the whole run is too long",
     )
     parser.add_argument(
+        "--seed",
+        type=int,
+        help="with --sample: draw the sample at random with this seed (reproducible for the "
+        "same sources) instead of every k-th",
+    )
+    parser.add_argument(
         "--only", nargs="+", metavar="IDENT", help="run only these mutants (as --list names them)"
     )
     parser.add_argument(
@@ -1029,6 +1257,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(results of the same suite are always reused)",
     )
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run nothing: write report.json and report.md from the results in OUT with the "
+        "triage file as it is now (results of an earlier suite included)",
+    )
     return parser
 
 

@@ -127,10 +127,51 @@ def test_triage_marks_survivors_equivalent_and_reports_stale_entries(tmp_path: P
         for n, text in enumerate(["a = 1", "b = 1", "c = 1", "d = 1"])
     ]
     summary = mutation.summarize(outcomes, entries, mutants)
-    assert summary["counts"] == {"killed": 2, "survived": 1, "timeout": 0, "equivalent": 1}
+    assert summary["counts"] == {
+        "killed": 2, "survived": 1, "timeout": 0, "error": 0, "equivalent": 1
+    }
     assert outcomes[0].reason == "never read"
     assert summary["kill_rate"] == pytest.approx(2 / 3)
     assert summary["stale_triage"] == [[BATCH, "b = 1", "`1` -> `2`", 0]]
+
+
+def test_an_error_is_no_kill_and_is_counted_apart() -> None:
+    """A mutant the suite gave no verdict on (import broken, child crashed) is not a kill."""
+    make = mutation.Outcome
+    outcomes = [
+        make("i1", BATCH, 1, "int", "`1` -> `2`", "a = 1", mutation.KILLED),
+        make("i2", BATCH, 2, "int", "`1` -> `2`", "b = 1", mutation.ERROR),
+    ]
+    summary = mutation.summarize(outcomes, {}, [])
+    assert summary["counts"]["error"] == 1 and summary["kill_rate"] == pytest.approx(1 / 2)
+    assert summary["detected_rate"] == pytest.approx(1.0)
+
+
+def test_a_seeded_sample_is_reproducible_and_in_walk_order() -> None:
+    every = mutation.mutants_of(BATCH)
+    first = mutation.sampled(every, 10, 37)
+    assert first == mutation.sampled(every, 10, 37) and len(first) == 10
+    assert [m.ordinal for m in first] == sorted(m.ordinal for m in first)
+    assert first != mutation.sampled(every, 10, 38)
+    spread = mutation.sampled(every, 10)
+    assert spread[0] == every[0] and len(spread) == 10
+    assert mutation.sampled(every, 0, 37) == every
+
+
+def test_packages_name_their_modules_and_the_store_that_reaches_them() -> None:
+    for name in ("runtime", "sqlite", "postgres"):
+        modules = mutation.package_modules(name)
+        assert modules and all(m.startswith(f"convledger/{name}/") for m in modules)
+        assert not any(m.endswith("__init__.py") for m in modules)
+    assert mutation.PACKAGES["postgres"][1] == "convledger.postgres:new_schema_store"
+
+
+def test_a_child_gets_its_own_temporary_folder_removed_after_it() -> None:
+    with mutation._child_space("convledger.memory:MemoryStore") as (environment, left):
+        folder = Path(environment["TMPDIR"])
+        (folder / "leak").write_text("x", "utf-8")
+        assert "CONVLEDGER_PG_SCHEMA_PREFIX" not in environment
+    assert not folder.exists() and left == ["file leak"]
 
 
 def test_the_shipped_triage_file_parses_and_gives_every_entry_a_reason() -> None:
@@ -194,3 +235,44 @@ def test_end_to_end_one_kill_and_one_equivalent(tmp_path: Path) -> None:
     assert statuses == {kill.ident: "killed", same.ident: "equivalent"}
     assert "message text only" in (tmp_path / "out" / "report.md").read_text("utf-8")
     ast.parse(SCRIPT.read_text("utf-8"))
+
+
+def test_a_postgres_child_gets_its_own_schema_prefix_dropped_after_it(pg_dsn: str) -> None:
+    """Schemas a mutant's child leaves (its drop on close broken) are dropped by the parent."""
+    import psycopg
+
+    with mutation._child_space("convledger.postgres:new_schema_store") as (environment, left):
+        prefix = environment["CONVLEDGER_PG_SCHEMA_PREFIX"]
+        assert prefix.startswith(mutation.PG_PREFIX)
+        with psycopg.connect(pg_dsn, autocommit=True) as connection:
+            connection.execute(
+                psycopg.sql.SQL("CREATE SCHEMA {}").format(psycopg.sql.Identifier(prefix + "x"))
+            )
+    assert left == [f"schema {prefix}x"]
+    with psycopg.connect(pg_dsn, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM pg_namespace WHERE nspname = %s", (prefix + "x",)
+        ).fetchone()
+    assert row == (0,)
+
+
+def test_a_larger_seeded_sample_holds_the_smaller() -> None:
+    every = mutation.mutants_of(BATCH)
+    assert set(mutation.sampled(every, 10, 37)) <= set(mutation.sampled(every, 30, 37))
+
+
+def test_report_only_reads_the_results_and_runs_nothing(tmp_path: Path) -> None:
+    """``--report-only`` reports the results already in OUT, with the triage file as it is."""
+    first = mutation.mutants_of(BATCH)[0]
+    source = mutation._digest((mutation.REFERENCE / BATCH).read_text("utf-8"))
+    outcome = mutation.Outcome(
+        first.ident, BATCH, first.line, first.operator, first.mutation, first.text,
+        mutation.KILLED, by="a check", source=source,
+        extra={"profile": "smoke", "suite": "an earlier suite"},
+    )
+    (tmp_path / "results.jsonl").write_text(json.dumps(mutation.asdict(outcome)) + "\n", "utf-8")
+    code = mutation.main(["--modules", BATCH, "--only", first.ident, "--out", str(tmp_path),
+                          "--report-only", "--triage", str(tmp_path / "none.toml")])
+    report = json.loads((tmp_path / "report.json").read_text("utf-8"))
+    assert code == 0 and report["summary"]["counts"]["killed"] == 1
+    assert not (tmp_path / "coverage.json").exists()

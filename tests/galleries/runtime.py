@@ -13,7 +13,9 @@ few more need MemoryStore's runtime state or tombstones themselves (a race,
 forgotten admissions, a purge that ignores runs or leaves no tombstone); their
 docstrings say so. Three were found by mutation testing (``scripts/mutation.py``,
 ``docs/mutation.md``): :class:`PurgedOnlyWhenApplied`, :class:`PurgeTakesChildLinks`
-and :class:`RowsOfEveryOwner` (the rows beside the ledger, FCT-024).
+and :class:`RowsOfEveryOwner` (the rows beside the ledger, FCT-024); one by the issue 37 run
+over ``runtime/``: :class:`TakesAnyTruthyInputId`, :class:`RunInvariantsAnsweredIntegrity`,
+:class:`SkipsEndedAbsorbees`, :class:`DefaultScanOf101`.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from convledger import canonical
 from convledger.archive import Archive
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft, copied, from_wire
-from convledger.errors import LedgerError
+from convledger.errors import IntegrityError, LedgerError
 from convledger.host.rows import FactRow
 from convledger.memory import MemoryStore
-from convledger.runtime.operations import RecoveryCursor, after_cursor
+from convledger.runtime.operations import RecoveryCursor, RecoveryPage, after_cursor
 from convledger.runtime.records import Run, RunState
 from convledger.runtime.rules import decide
 from convledger.runtime.state import RuntimeState
@@ -289,6 +292,37 @@ class IgnoresFences(MemoryStore):
         return super()._transit(conversation_id, transition, draft)
 
 
+class SkipsEndedAbsorbees(MemoryStore):
+    """TRN-064: a terminal naming an ended run to absorb applies, passing that run over.
+
+    Found by mutation testing (issue 37, ``runtime/rules.py``: the conflict for an absorbee
+    that is not queued -> ``return None``): no check asked for that conflict at smoke.
+    """
+
+    def _transit(self, conversation_id: str, transition: Transition, draft: EventDraft
+                 ) -> Outcome:
+        if isinstance(transition, Terminal):
+            kept = tuple(
+                run_id for run_id in transition.absorb_run_ids
+                if (run := self._load_run(conversation_id, run_id)) is None or run.state.active
+            )
+            transition = attrs.evolve(transition, absorb_run_ids=kept)
+        return super()._transit(conversation_id, transition, draft)
+
+
+class DefaultScanOf101(MemoryStore):
+    """TRN-083: ``scan_recoverable`` without a limit pages 101 runs, not 100.
+
+    Found by mutation testing (issue 37, ``runtime/store.py``: ``limit: int = 100`` ->
+    ``101``): the scan check had fewer than 100 recoverable runs.
+    """
+
+    def scan_recoverable(
+        self, *, after: RecoveryCursor | None = None, limit: int = 101
+    ) -> RecoveryPage:
+        return super().scan_recoverable(after=after, limit=limit)
+
+
 class ForgetsKeysOfEndedRuns(MemoryStore):
     """TRN-020, TRN-021: drops a run's admissions when the run ends.
 
@@ -407,6 +441,54 @@ class TrustsTheCompanion(MemoryStore):
         return ImportReport(document["conversationId"], len(events), events[-1].seq)
 
 
+class TakesAnyTruthyInputId(MemoryStore):
+    """TRN-104: a run's ``inputIds`` in an imported companion may hold any truthy value.
+
+    Found by mutation testing (issue 37, ``runtime/fields.py``: ``isinstance(item, str) and
+    item`` -> ``or``): a number in ``inputIds`` passes the shape check as if it were an id,
+    so the import is refused ``integrity`` (the companion differs from the fold) instead
+    of ``invalid_input`` (TRN-104: not of the shape of TRN-103, TRN-011).
+    """
+
+    def import_conversation(self, archive: bytes) -> ImportReport:
+        """Import with every truthy non-string item of a run's ``inputIds`` taken as text."""
+        document = json.loads(archive)
+        runtime = document.get("companions", {}).get("runtime")
+        runs = runtime.get("runs") if isinstance(runtime, dict) else None
+        for run in runs if isinstance(runs, list) else []:
+            items = run.get("inputIds") if isinstance(run, dict) else None
+            if isinstance(items, list):
+                run["inputIds"] = [
+                    str(item) if item and not isinstance(item, str) else item for item in items
+                ]
+        return super().import_conversation(canonical.encode(document))
+
+
+class RunInvariantsAnsweredIntegrity(MemoryStore):
+    """TRN-111: a companion run breaking TRN-011, TRN-014 or TRN-015 is refused ``integrity``.
+
+    Found by mutation testing (issue 37, ``runtime/records.py``: a ``problems.append`` of
+    ``run_problems`` deleted, four mutants): the record parses, so the import compares it
+    with the fold and answers ``integrity`` instead of ``invalid_input`` for a run whose
+    ``inputIds`` is empty, which has an owner while queued, which names an absorber without
+    reason ``absorbed``, or which is absorbed into itself.
+    """
+
+    def import_conversation(self, archive: bytes) -> ImportReport:
+        """Refuse a run record breaking those invariants as a fold difference."""
+        runtime = json.loads(archive).get("companions", {}).get("runtime")
+        runs = runtime.get("runs") if isinstance(runtime, dict) else None
+        for run in runs if isinstance(runs, list) else []:
+            if isinstance(run, dict) and (run.get("inputIds") == [] or (
+                run.get("state") == "queued" and run.get("owner") is not None) or (
+                run.get("absorbedIntoRunId") is not None and (
+                    run.get("reason") != "absorbed"
+                    or run.get("absorbedIntoRunId") == run.get("runId")))):
+                raise IntegrityError("the runtime companion differs from the state its ledger "
+                                     "rebuilds", requirement="TRN-104")
+        return super().import_conversation(archive)
+
+
 BROKEN: tuple[BrokenStore, ...] = (
     broken("runtime", AppendsOnEveryOutcome, "TRN-004"),
     broken("runtime", IgnoresFencingToken, "TRN-040"),
@@ -431,6 +513,14 @@ BROKEN: tuple[BrokenStore, ...] = (
     broken("runtime", PurgeTakesChildLinks, "TRN-093"),
     broken("runtime", RowsOfEveryOwner, "FCT-024"),
     broken("runtime", DecidesOutsideTheLock, "TRN-003", checks=("runtime_state_machine",)),
+    broken("runtime", TakesAnyTruthyInputId, "TRN-104",
+           checks=("runtime_companion_checked_on_import",)),
+    broken("runtime", RunInvariantsAnsweredIntegrity, "TRN-111",
+           checks=("runtime_companion_checked_on_import",)),
+    broken("runtime", SkipsEndedAbsorbees, "TRN-064",
+           checks=("coalescing_placement_and_absorption",)),
+    broken("runtime", DefaultScanOf101, "TRN-083",
+           checks=("scan_recoverable_pages_in_code_point_order",)),
 )
-"""Every broken store of chapter TRN and the ids its bug must fail (the last one only the
-runtime state machine catches: a race)."""
+"""Every broken store of chapter TRN and the ids its bug must fail (DecidesOutsideTheLock only
+the runtime state machine catches: a race)."""

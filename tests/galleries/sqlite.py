@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -44,7 +45,7 @@ from convledger.runtime.rules import decide
 from convledger.runtime.transitions import Transition
 from convledger.runtime.view import Outcome, Status
 from convledger.search.operations import Allowed, Hit, page_of
-from convledger.sqlite import SqliteStore, opening, rows, runtime
+from convledger.sqlite import SqliteStore, baseline, opening, rows, runtime
 from convledger.sqlite import companions as side
 from convledger.sqlite import search as fts
 from convledger.sqlite import store as store_module
@@ -336,6 +337,31 @@ class _Deferred(LedgerTransaction):
         return []
 
 
+class _HeadOfAnyId(LedgerTransaction):
+    """The reference's transaction handle, its ``head`` reading any text as a conversation."""
+
+    def head(self, conversation_id: str) -> int:
+        return rows.head_of(self._live(), conversation_id)
+
+
+class TransactionHeadUnchecked(SqliteStore):
+    """SQL-043: the write transaction's ``head("")`` answers 0, not ``invalid_input`` (ENV-005).
+
+    Found by mutation testing (issue 37, ``sqlite/transaction.py``: the handle's
+    ``check_identifier`` deleted): the store checks its own ``head`` argument, the handle
+    of its write transaction did not, and no check asked it.
+    """
+
+    @contextmanager
+    def write_transaction(self) -> Iterator[LedgerTransaction]:
+        with self._transaction("write transaction", write=True) as connection:
+            handle = _HeadOfAnyId(connection, self.registry)
+            try:
+                yield handle
+            finally:
+                handle._active = False
+
+
 class CompanionsAfterCommit(SqliteStore):
     """SQL-043: writes companion rows in a transaction of their own, after the events' one."""
 
@@ -473,6 +499,42 @@ class MigrationForgetsTheLastConversation(SqliteStore):
         options.setdefault("connection_hook", opened.append)
         options.setdefault("on_migration_step", forget)
         super().__init__(path, **options)
+
+
+_AS_OF_LOCK = threading.Lock()
+_OFFSET = re.compile(r"([+-]\d{2}):\d{2}$")
+
+
+@contextmanager
+def _offset_minutes_ignored() -> Iterator[None]:
+    """``baseline.as_of`` reading an offset's hours only, while the block runs."""
+    kept = baseline.as_of
+
+    def as_of(conversation: baseline.V1Conversation) -> str | None:
+        times = [item.at for item in conversation.messages + conversation.runs]
+        if not times:
+            return None
+        return max(times, key=lambda text: (baseline.instant(_OFFSET.sub(r"\1:00", text)), text))
+
+    baseline.as_of = as_of
+    try:
+        yield
+    finally:
+        baseline.as_of = kept
+
+
+class AsOfIgnoresOffsetMinutes(SqliteStore):
+    """SQL-034: the migration's ``asOf`` reads an offset's hours only (+05:30 as +05:00).
+
+    Found by mutation testing (issue 37, ``sqlite/baseline.py``: ``int(match[10]) * 60`` ->
+    ``// 60``): the sample's offsets are whole hours. The migration computes ``asOf``
+    through ``baseline.as_of``; this store opens with it replaced (one lock, so two opens
+    at once cannot undo each other's replacement).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], **options: Any) -> None:
+        with _AS_OF_LOCK, _offset_minutes_ignored():
+            super().__init__(path, **options)
 
 
 MACHINE = "sqlite_ledger_state_machine"
@@ -649,6 +711,8 @@ BROKEN: tuple[BrokenStore, ...] = (
             (TailMatchedByLowercase, ("SQL-075",)),
             (SearchIndexesPending, ("SRC-024",)),
             (MessageInUseReadsOnlyMessages, ("TRN-022",)),
+            (AsOfIgnoresOffsetMinutes, ("SQL-034",)),
+            (TransactionHeadUnchecked, ("SQL-043",)),
         )
     ),
     broken("sqlite", HeadCachedPerHandle, "SQL-047", factory=files_of(HeadCachedPerHandle),

@@ -143,7 +143,8 @@ def check_import_answer(ctx: CheckContext) -> None:
 
 @check("ENV-012", "ENV-010")
 def check_ignorable_false_in_drafts_only(ctx: CheckContext) -> None:
-    """ENV-012, ENV-010: ``false`` is allowed in a draft, stored as absent, refused in envelopes."""
+    """ENV-012, ENV-010: ``false`` is allowed in a draft, stored as absent, refused in envelopes;
+    ``true`` is stored, read and exported as true."""
 
     def body(store: LedgerStore) -> None:
         (placed,) = accepted(partial(store.append, "c", [draft("f-1", ignorable=False)]),
@@ -154,6 +155,17 @@ def check_ignorable_false_in_drafts_only(ctx: CheckContext) -> None:
                 fail("ENV-012", f"{what} of a draft with ignorable false carries the member")
         if b'"ignorable"' in store.export_conversation("c"):
             fail(("ENV-012", "ENV-010"), "the export of a non-ignorable event carries ignorable")
+        # and true is kept: read back and exported as true (issue 37: a store reading its
+        # ignorable column wrong survived every check at smoke)
+        (kept,) = accepted(partial(store.append, "t", [draft("t-1", ignorable=True)]),
+                           "ENV-012", "a draft with ignorable true")
+        (again,) = read_whole(store, "t")
+        for envelope, what in ((kept, "the appended envelope"), (again, "the read envelope")):
+            if envelope.ignorable is not True:
+                fail("ENV-012", f"{what} of a draft with ignorable true: expected ignorable "
+                                f"true, got {envelope.ignorable!r}")
+        if b'"ignorable":true' not in store.export_conversation("t"):
+            fail(("ENV-012", "ENV-010"), "the export of an ignorable event lacks ignorable: true")
         not_booleans: tuple[Any, ...] = ("yes", None, 0, 1)
         for n, value in enumerate(not_booleans):
             refused(partial(untyped(store).append, "c", [draft(f"f-bad{n}", ignorable=value)]),

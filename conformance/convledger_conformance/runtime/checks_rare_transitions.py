@@ -32,9 +32,13 @@ from convledger_conformance.runtime.checks_transitions import TRANSITIONS, Drive
 from convledger_conformance.support import STAMP, accepted, fail, ledger_bytes, run_once
 
 
-@check("TRN-023", "TRN-024", "TRN-032", "TRN-034", "TRN-065", capability=TRANSITIONS)
+@check("TRN-023", "TRN-024", "TRN-032", "TRN-034", "TRN-064", "TRN-065", capability=TRANSITIONS)
 def check_coalescing_placement_and_absorption(ctx: CheckContext) -> None:
-    """TRN-023, TRN-032, TRN-065: a burst joins one run; later runs are absorbed, never placed."""
+    """TRN-023, TRN-032, TRN-065: a burst joins one run; later runs are absorbed, never placed.
+
+    TRN-064: a run that ended cannot be absorbed later (a conflict that writes nothing; the
+    mutation run of issue 37 found no check reaching this conflict at smoke).
+    """
     ids = ("TRN-023", "TRN-024", "TRN-032", "TRN-034", "TRN-065")
 
     def body(given: LedgerStore) -> None:
@@ -65,6 +69,14 @@ def check_coalescing_placement_and_absorption(ctx: CheckContext) -> None:
         statuses = [(m.message_id, m.status.value) for m in store.load_snapshot("c").messages]
         if statuses != [("r1-input", "final"), ("in-2", "final"), ("r1-answer", "final")]:
             fail("TRN-065", f"absorption placed or changed messages: {statuses}")
+        late = driver.owned("c", "r4")
+        head = store.head("c")
+        outcome = accepted(partial(store.transition, "c", Terminal(
+            "r4", fence_of(late), "success", {"text": "late"}, absorb_run_ids=("r1",)),
+            event_id=driver.event_id(), occurred_at=STAMP), "TRN-064", "absorbing an ended run")
+        if outcome.status.value != "conflict" or store.head("c") != head:
+            fail(("TRN-064", "TRN-004"), f"a terminal absorbing the ended run r1 answered "
+                 f"{outcome!r} (expected conflict, nothing written)")
 
     run_once(ctx, body)
 

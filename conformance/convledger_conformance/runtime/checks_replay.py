@@ -64,6 +64,17 @@ COMPANION_FAULTS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "companion lacks runs": ("invalid_input", lambda d: d["companions"]["runtime"].pop("runs")),
     "run lacks a member": ("invalid_input",
                            lambda d: d["companions"]["runtime"]["runs"][0].pop("revision")),
+    "run inputIds holds a number": ("invalid_input", lambda d: d["companions"]["runtime"]
+                                    ["runs"][0].update(inputIds=[1])),
+    "run inputIds is empty": ("invalid_input", lambda d: d["companions"]["runtime"]["runs"][0]
+                              .update(inputIds=[])),
+    "queued run has an owner": ("invalid_input", lambda d: d["companions"]["runtime"]["runs"][1]
+                                .update(owner="w")),
+    "queued run names an absorber": ("invalid_input", lambda d: d["companions"]["runtime"]
+                                     ["runs"][1].update(absorbedIntoRunId="r1")),
+    "run absorbed into itself": ("invalid_input", lambda d: d["companions"]["runtime"]["runs"][1]
+                                 .update(state="superseded", reason="absorbed",
+                                         absorbedIntoRunId="r2")),
     "run revision differs": ("integrity", lambda d: d["companions"]["runtime"]["runs"][0]
                              .update(revision=7)),
     "admission dropped": ("integrity",
@@ -74,9 +85,13 @@ COMPANION_FAULTS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
                            .update(content={"id": "d", "status": "partial", "parts": []})),
 }
 """Tampered ``runtime`` companions and the kind import must refuse each with (TRN-104)."""
+RECORD_INVARIANTS = frozenset({"run inputIds is empty", "queued run has an owner",
+                               "queued run names an absorber", "run absorbed into itself"})
+"""The faults of a run record breaking TRN-011, TRN-014 or TRN-015: invalid_input (TRN-111).
+They and ``run inputIds holds a number`` come from the mutation run of issue 37."""
 
 
-@check("TRN-102", "TRN-103", "TRN-104", "TRN-105", "TRN-106", "TRN-107",
+@check("TRN-102", "TRN-103", "TRN-104", "TRN-105", "TRN-106", "TRN-107", "TRN-111",
        capability=TRANSITIONS)
 def check_runtime_companion_checked_on_import(ctx: CheckContext) -> None:
     """TRN-103 .. TRN-106: a true companion imports and re-exports; tampered ones are refused."""
@@ -93,7 +108,8 @@ def check_runtime_companion_checked_on_import(ctx: CheckContext) -> None:
         for name, (kind, tamper) in COMPANION_FAULTS.items():
             document = document_of(data)
             tamper(document)
-            blame = ("TRN-102", "TRN-104") if name == "draft body differs" else ("TRN-104",)
+            blame = ("TRN-102", "TRN-104") if name == "draft body differs" else (
+                ("TRN-104", "TRN-111") if name in RECORD_INVARIANTS else ("TRN-104",))
             with fresh_store(ctx) as made:
                 target = require(made, TRANSITIONS)
                 refused(partial(target.import_conversation, encode(document)), kind, blame,

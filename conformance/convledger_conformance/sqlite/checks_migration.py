@@ -4,7 +4,8 @@ One baseline at seq 1 per head, computed by the oracle of
 :mod:`convledger_conformance.sqlite.machine_migration` from the rows alone
 (SQL-030 .. SQL-035); a fault after any step, or rows that cannot migrate,
 change nothing (SQL-036, SQL-037); two handles opening one version 1 file at
-once: exactly one migrates (SQL-030). The helpers and the interface these
+once: exactly one migrates (SQL-030); ``asOf`` compares times as instants where
+spelling misleads (SQL-034). The helpers and the interface these
 checks need are those of :mod:`convledger_conformance.sqlite.checks`.
 """
 
@@ -18,12 +19,15 @@ from functools import partial
 
 from convledger import canonical
 from convledger.errors import LedgerError
+from convledger.runtime import Accept, Acquire, Transition
 from convledger.sqlite import SqliteStore
 from convledger.sqlite.fixtures import (
     V1Rows,
     file_digest,
     record,
+    runtime_states,
     sample_v1_rows,
+    v1_rows_of,
     v1_table_rows,
     write_v1_database,
 )
@@ -75,6 +79,63 @@ def check_sqlite_migration_baselines(ctx: CheckContext) -> None:
             store.close()
         if v1_table_rows(path) != before:
             fail("SQL-035", "the migration changed rows of the version 1 tables")
+
+
+AS_OF_CASES: tuple[tuple[str, tuple[str, str], str], ...] = (
+    ("t-minutes", ("2026-01-01T01:00:00Z", "2026-01-01T00:59:59Z"), "2026-01-01T01:00:00Z"),
+    ("t-offset-minutes", ("2026-01-01T00:00:00+05:30", "2025-12-31T18:45:00Z"),
+     "2025-12-31T18:45:00Z"),
+    ("t-year-zero", ("0000-12-31T00:00:00Z", "0001-01-01T00:00:00Z"), "0001-01-01T00:00:00Z"),
+    ("t-tie", ("2026-01-01T00:00:00Z", "2026-01-01T05:30:00+05:30"),
+     "2026-01-01T05:30:00+05:30"),
+)
+"""(conversation, the times of its two accepts, its ``asOf``): SQL-034's instants, written out.
+
+A minute is 60 s up to the next hour; an offset's minutes count (``+05:30`` is 18:30 the day
+before); year 0000 is the year before 0001 (ENV-008 admits it); two spellings of one instant
+tie and the greater text wins. Run ``r-1`` is accepted and acquired (placing its messages)
+at the first time, run ``r-2`` accepted at the second, so each time is a record's.
+Found by the mutation run of issue 37 (``docs/mutation.md``): the sample's times have no
+offset minutes, no year 0000 and no hour boundary."""
+
+
+def as_of_rows() -> V1Rows:
+    """The version 1 rows of :data:`AS_OF_CASES`."""
+    script: list[tuple[str, Transition, str]] = []
+    for conversation, (first, second), _as_of in AS_OF_CASES:
+        script += [
+            (conversation, Accept("k-1", "in-1", "r-1", "a-1", {"text": "one"}), first),
+            (conversation, Acquire("r-1", "w"), first),
+            (conversation, Accept("k-2", "in-2", "r-2", "a-2", {"text": "two"}), second),
+        ]
+    return v1_rows_of(runtime_states(script))
+
+
+@check("SQL-034", "SQL-033", capability=Capability.MIGRATION)
+def check_sqlite_migration_as_of_instants(ctx: CheckContext) -> None:
+    """SQL-034: asOf compares times as instants: minutes, offset minutes, year 0000, ties."""
+    ids = ("SQL-034", "SQL-033")
+    with workspace(ctx, ids) as (opener, directory):
+        path = directory / "v1-times.sqlite"
+        rows = as_of_rows()
+        write_v1_database(path, rows)
+        store = opener(path, clock=lambda: MIGRATED_AT, new_event_id=counting_ids())
+        try:
+            if store.outcome != "migrated":
+                fail("SQL-030", f"a version 1 file was {store.outcome!r}, not migrated")
+            for conversation, times, as_of in AS_OF_CASES:
+                expected = expected_baseline_payload(rows, conversation, MIGRATED_AT)
+                if expected.get("asOf") != as_of:
+                    fail("SQL-034", f"the oracle's asOf of {times} is {expected.get('asOf')!r}")
+                payload = store.read(conversation).items[0].payload
+                got = payload.get("asOf") if isinstance(payload, dict) else None
+                if got != as_of:
+                    fail("SQL-034", f"asOf of a conversation with times {list(times)}: "
+                         f"expected {as_of!r}, got {got!r}")
+                if canonical.encode(payload) != canonical.encode(expected):
+                    fail("SQL-033", f"the baseline of {conversation!r} is {payload!r}")
+        finally:
+            store.close()
 
 
 def _check_baseline(store: SqliteStore, conversation: str, number: int) -> None:

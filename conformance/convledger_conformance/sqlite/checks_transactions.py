@@ -17,13 +17,14 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Sequence
+from functools import partial
 
 from convledger.errors import LedgerError
 from convledger.sqlite import SqliteStore
 from convledger.store import Capability
 from convledger_conformance.registry import CheckContext, check
 from convledger_conformance.sqlite.checks import plain, sqlite_store, workspace
-from convledger_conformance.support import draft, fail
+from convledger_conformance.support import draft, fail, refused
 
 
 def traced_handle(store: SqliteStore, into: list[str]) -> SqliteStore:
@@ -119,9 +120,13 @@ def check_sqlite_durability(ctx: CheckContext) -> None:
             fail("SQL-042", "synchronous OFF was accepted")
 
 
-@check("SQL-043", "SQL-044", capability=Capability.MIGRATION)
+@check("SQL-043", "SQL-044", "ENV-005", capability=Capability.MIGRATION)
 def check_sqlite_transaction_scope(ctx: CheckContext) -> None:
-    """SQL-043, SQL-044: companions commit and roll back with their event; nested calls refused."""
+    """SQL-043, SQL-044: companions commit and roll back with their event; nested calls refused.
+
+    The handle checks a conversationId as the store does (ENV-005): its ``head`` refused
+    no empty or over-long id before the mutation run of issue 37 found it unchecked.
+    """
     insert = "INSERT INTO projections VALUES (?, 'p', 1, ?, '{}', '2024-01-01T00:00:00Z')"
     with sqlite_store(ctx, ["SQL-043", "SQL-044"]) as store:
         with contextlib.suppress(RuntimeError), store.write_transaction() as tx:
@@ -140,6 +145,9 @@ def check_sqlite_transaction_scope(ctx: CheckContext) -> None:
                 fail("SQL-044", "a call inside the store's own scope was served")
             if tx.append("b", [draft("b-2")])[0].seq != 2:
                 fail("SQL-044", "the scope was not usable after the refused call")
+            for bad in ("", "x" * 1025):  # ENV-005, LIM-001 hold inside the scope too (issue 37)
+                refused(partial(tx.head, bad), "invalid_input", ("ENV-005", "SQL-043"),
+                        f"the transaction handle's head({bad[:3]!r}...)")
         connection = plain(store.path)
         rows_ = connection.execute("SELECT conversation_id FROM projections").fetchall()
         connection.close()

@@ -47,7 +47,7 @@ def companion_problems(
         return []
     try:
         stored = RuntimeState.from_json(conversation_id, companions[COMPANION])
-    except IntegrityError as error:
+    except IntegrityError as error:  # a record breaking TRN-011, TRN-014, TRN-015: TRN-111
         return [InvalidInputError(
             f"the runtime companion is not of the shape of TRN-103: {error.message}",
             requirement="TRN-104",
