@@ -184,3 +184,35 @@ def test_verify_unreadable_file_exits_3(tmp_path: Path) -> None:
     result = _run("verify", str(tmp_path / "missing.json"))
     assert result.returncode == 3
     assert result.stderr
+
+
+def test_command_table_names_each_subcommand_of_its_module() -> None:
+    """COMMANDS (issue 34: a command line imports its subcommand's module alone) is complete."""
+    import argparse
+    import importlib
+
+    from convledger.cli import COMMANDS, SUBCOMMANDS, build_parser
+
+    registered: dict[str, str] = {}
+    for module in SUBCOMMANDS:
+        subparsers = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).register(subparsers)
+        registered.update(dict.fromkeys(subparsers.choices, module))
+    assert registered == COMMANDS
+    for command in COMMANDS:
+        action = next(a for a in build_parser(command)._actions
+                      if isinstance(a, argparse._SubParsersAction))
+        assert command in action.choices
+
+
+def test_canon_process_imports_no_store() -> None:
+    """``python -m convledger canon`` imports neither a store nor the archive (issue 34)."""
+    probe = ("import sys\n"
+             "from convledger.cli import main\n"
+             "main(['canon', '-'])\n"
+             "print(sorted(m for m in sys.modules if m in ('convledger.memory', "
+             "'convledger.archive', 'convledger.sqlite')), file=sys.stderr)")
+    ran = subprocess.run([sys.executable, "-c", probe], input=b'{"b":1,"a":2}',
+                         capture_output=True, check=True)
+    assert ran.stdout == b'{"a":2,"b":1}'
+    assert ran.stderr.strip() == b"[]"

@@ -4,28 +4,73 @@ Read ``spec/`` beside this package: every module names the chapter it
 implements and every rule cites the requirement id it enforces.
 """
 
-from convledger.archive import Archive, decode_archive, encode_archive, inspect_archive
-from convledger.canonical import JsonValue
-from convledger.envelope import Envelope, EventDraft
-from convledger.errors import (
-    ERROR_KINDS,
-    CanonicalJsonError,
-    ConflictError,
-    DuplicateError,
-    IntegrityError,
-    InvalidInputError,
-    LedgerError,
-    NotFoundError,
-    NotSupportedError,
-    PurgedError,
-    ReplayRefusedError,
-    UnauthorizedError,
-    UnavailableError,
-)
-from convledger.kinds import KindRegistry, KindSpec, default_registry
-from convledger.memory import MemoryStore
-from convledger.replay import Verdict, admit, replay
-from convledger.store import Capability, ImportReport, LedgerStore, Page, StoreBase
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from convledger.archive import Archive, decode_archive, encode_archive, inspect_archive
+    from convledger.canonical import JsonValue
+    from convledger.envelope import Envelope, EventDraft
+    from convledger.errors import (
+        ERROR_KINDS,
+        CanonicalJsonError,
+        ConflictError,
+        DuplicateError,
+        IntegrityError,
+        InvalidInputError,
+        LedgerError,
+        NotFoundError,
+        NotSupportedError,
+        PurgedError,
+        ReplayRefusedError,
+        UnauthorizedError,
+        UnavailableError,
+    )
+    from convledger.kinds import KindRegistry, KindSpec, default_registry
+    from convledger.memory import MemoryStore
+    from convledger.replay import Verdict, admit, replay
+    from convledger.store import Capability, ImportReport, LedgerStore, Page, StoreBase
+
+_HOMES = {
+    "Archive": "archive", "decode_archive": "archive", "encode_archive": "archive",
+    "inspect_archive": "archive", "JsonValue": "canonical", "Envelope": "envelope",
+    "EventDraft": "envelope", "ERROR_KINDS": "errors", "CanonicalJsonError": "errors",
+    "ConflictError": "errors", "DuplicateError": "errors", "IntegrityError": "errors",
+    "InvalidInputError": "errors", "LedgerError": "errors", "NotFoundError": "errors",
+    "NotSupportedError": "errors", "PurgedError": "errors", "ReplayRefusedError": "errors",
+    "UnauthorizedError": "errors", "UnavailableError": "errors", "KindRegistry": "kinds",
+    "KindSpec": "kinds", "default_registry": "kinds", "MemoryStore": "memory",
+    "Verdict": "replay", "admit": "replay", "replay": "replay", "Capability": "store",
+    "ImportReport": "store", "LedgerStore": "store", "Page": "store", "StoreBase": "store",
+}
+"""The module of ``convledger`` each public name comes from.
+
+They are imported when first used (PEP 562), not with the package, so a process that needs
+one part (``python -m convledger canon``, a wire server of the in-memory store) does not
+import the others: the conformance suite starts such processes by the dozen (issue 34).
+"""
+
+
+def __getattr__(name: str) -> object:
+    """A public name (imported from its module on first use) or a submodule."""
+    home = _HOMES.get(name)
+    if home is None:
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __version__ = "0.1.0"
 SPEC_VERSION = "0.1"

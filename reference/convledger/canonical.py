@@ -43,6 +43,13 @@ _SHORT_ESCAPES = {
     "\r": "\\r",
     "\t": "\\t",
 }
+_ESCAPES = {
+    **{code: f"\\u{code:04x}" for code in range(0x20)},
+    **{ord(char): escape for char, escape in _SHORT_ESCAPES.items()},
+}
+"""The escape of each character CAN-004 escapes, as a table for ``str.translate``."""
+_SCALAR_TYPES = (type(None), bool, int, float, str)
+"""The exact types :func:`encode` writes as scalars without asking the container ABCs first."""
 
 
 class NestingTooDeep(Exception):
@@ -79,6 +86,8 @@ def encode(value: object, *, max_depth: int | None = None) -> bytes:
             out.append(item.text)
             if item.closes is not None:
                 open_containers.discard(item.closes)
+        elif type(item) in _SCALAR_TYPES:  # no container: skips the ABC check below
+            out.append(_format_scalar(item))
         elif isinstance(item, (Mapping, list, tuple)):
             if id(item) in open_containers:
                 raise CanonicalJsonError(
@@ -183,16 +192,7 @@ def _check_scalar_values(text: str, *, requirement: str = "CAN-008") -> None:
 def _format_string(text: str) -> str:
     """CAN-004: quote, escape only what JSON requires, emit everything else as is."""
     _check_scalar_values(text)
-    escaped = []
-    for char in text:
-        short = _SHORT_ESCAPES.get(char)
-        if short is not None:
-            escaped.append(short)
-        elif char < " ":
-            escaped.append(f"\\u{ord(char):04x}")
-        else:
-            escaped.append(char)
-    return '"' + "".join(escaped) + '"'
+    return '"' + text.translate(_ESCAPES) + '"'
 
 
 def _format_integer(value: int) -> str:

@@ -277,9 +277,28 @@ def envelope_wire(envelope: Envelope) -> dict[str, object]:
     return wire
 
 
+_ENVELOPE_MEMBERS: Final = tuple(
+    (name, canonical.encode(name) + b":")
+    for name in sorted(("schemaVersion", "eventId", "conversationId", "seq", "kind",
+                        "occurredAt", "payload", "ignorable"), key=canonical.utf16_sort_key)
+)
+"""The members an envelope's wire object may have, in the order of CAN-002, each with its name
+written out as :func:`envelope_bytes` writes it."""
+
+
 def envelope_bytes(envelope: Envelope) -> bytes:
-    """The canonical bytes of an envelope a store returned (ENV-011)."""
-    return canonical.encode(envelope_wire(envelope))
+    """The canonical bytes of an envelope a store returned (ENV-011).
+
+    Exactly ``canonical.encode(envelope_wire(envelope))``, assembled as :func:`archive_bytes`
+    is: the member names are fixed, so their order (CAN-002) is known, and only the values
+    are encoded, in that order (so a value the encoder refuses raises the same error). The
+    suite takes these bytes of every event before and after every refusal (``state_digest``).
+    """
+    wire = envelope_wire(envelope)
+    return b"{" + b",".join(
+        prefix + canonical.encode(wire[name]) for name, prefix in _ENVELOPE_MEMBERS
+        if name in wire
+    ) + b"}"
 
 
 HELPER_LIMIT: Final = 1000

@@ -251,7 +251,7 @@ def check_wire_client_callbacks(ctx: CheckContext) -> None:
             fail("WIR-032", f"a raising callback was answered with {echoed!r}")
 
         def slow(_: object) -> bool:
-            time.sleep(1.5)
+            time.sleep(1.2)  # longer than the timeout by any margin proves WIR-033
             return True
 
         connection.timeout = 1.0  # shorter than the callback: only the server's time counts
