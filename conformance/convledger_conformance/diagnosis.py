@@ -92,10 +92,10 @@ def missing_hooks(checks: Sequence[CheckResult]) -> list[MissingHook]:
 
 def _capability_rank(name: str) -> int:
     """The place of capability NAME in :data:`CAPABILITY_ORDER` (unknown names last)."""
-    for number, capability in enumerate(CAPABILITY_ORDER):
-        if capability.value == name:
-            return number
-    return len(CAPABILITY_ORDER)
+    try:
+        return CAPABILITY_ORDER.index(Capability(name))
+    except ValueError:
+        return len(CAPABILITY_ORDER)
 
 
 def hook_lines(checks: Sequence[CheckResult]) -> list[str]:

@@ -65,11 +65,14 @@ const HOOKS: ReadonlySet<string> = new Set(['write', 'view', 'viewAll', 'purge',
  * (the suite sees kind `internal` with this message).
  */
 function synchronous(storage: Storage): Storage {
+  const checked = new Map<string, { hook: unknown; call: (...args: unknown[]) => unknown }>();
   return new Proxy(storage, {
     get(target, name, receiver): unknown {
       const value: unknown = Reflect.get(target, name, receiver);
       if (typeof name !== 'string' || !HOOKS.has(name) || typeof value !== 'function') return value;
-      return (...args: unknown[]): unknown => {
+      const known = checked.get(name); // one wrapper per hook, made on its first call
+      if (known !== undefined && known.hook === value) return known.call;
+      const call = (...args: unknown[]): unknown => {
         const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
         if (typeof result === 'object' && result !== null && typeof (result as { then?: unknown }).then === 'function') {
           throw new Error(`the storage hook ${name} returned a Promise: the kit's hooks are synchronous `
@@ -77,6 +80,8 @@ function synchronous(storage: Storage): Storage {
         }
         return result;
       };
+      checked.set(name, { hook: value, call });
+      return call;
     },
   });
 }
