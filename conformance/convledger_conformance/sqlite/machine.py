@@ -25,8 +25,10 @@ equals the model: seqs 1..n, eventIds unique in the store, canonical bytes):
   land at seq 2. From then on the model expects the export of a migrated
   conversation to carry the ``runtime`` companion its baseline sets (TRN-103).
 
-A subprocess costs about a tenth of a second, so a program runs at most
-:data:`MAX_PROCESSES` of them and at most :data:`MAX_MIGRATIONS` migrations.
+The second process is started once per run and reused by its programs (a Python
+start costs a few tenths of a second); each plan opens the file with a new store
+and closes it. A program runs the rule at most :data:`MAX_PROCESSES` times and
+at most :data:`MAX_MIGRATIONS` migrations.
 A store on ``:memory:`` has none of these rules; it runs the plain ledger
 machine (``tests/test_sqlite_machine.py``). The version 1 files, the oracle and
 the model of migrated conversations are in
@@ -38,11 +40,7 @@ from __future__ import annotations
 
 import collections
 import itertools
-import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -78,7 +76,12 @@ from convledger_conformance.sqlite.machine_migration import (
     expected_baseline_payload,
     v1_databases,
 )
-from convledger_conformance.sqlite.machine_process import _CHILD, _first_seq, _fresh, _fresh_id
+from convledger_conformance.sqlite.machine_process import (
+    OtherProcess,
+    _first_seq,
+    _fresh,
+    _fresh_id,
+)
 from convledger_conformance.support import fresh_store
 
 MAX_PROCESSES: Final = 2
@@ -106,6 +109,8 @@ class SqliteLedgerMachine(LedgerMachineBase):
     """The ledger rules plus reopen, a second process and a migration, mid-run."""
 
     with_reopen = True
+    other: OtherProcess
+    """The second process of ``append_from_another_process``, shared by the run's programs."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -159,23 +164,13 @@ class SqliteLedgerMachine(LedgerMachineBase):
             _fresh(batch, taken) for batch in (before, during, child, after)
         )
         self._append_checked(conversation, before, "before another process appended")
-        process = self._start_child(conversation, child)
-        assert process.stdin is not None
-        try:
-            process.stdin.write("go\n")
-            process.stdin.flush()
-            mine = self._attempt(lambda: self.store.append(conversation, during),
-                                 crash=("SQL-047",))
-            output, errors = process.communicate(timeout=120)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
+        self._open_other(conversation, child)
+        self.other.go()
+        mine = self._attempt(lambda: self.store.append(conversation, during), crash=("SQL-047",))
+        answer = self.other.answer()
         if isinstance(mine, Raised):
             fail(("SQL-047",), f"an append beside another process was refused: {mine.error!r}")
-        if process.returncode != 0:
-            fail(("SQL-047",), f"the other process failed: {errors}")
-        theirs = tuple(canonical.encode(wire) for wire in json.loads(output))
+        theirs = tuple(canonical.encode(wire) for wire in answer)
         landed = [(tuple(envelope_bytes(e) for e in mine), during), (theirs, child)]
         for got, drafts in sorted(landed, key=lambda pair: _first_seq(pair[0])):
             self._commit_checked(conversation, drafts, got, "beside another process")
@@ -192,30 +187,17 @@ class SqliteLedgerMachine(LedgerMachineBase):
             fail(("SQL-047",), f"an append {when} was refused: {placed.error!r}")
         self._commit_checked(conversation, drafts, tuple(envelope_bytes(e) for e in placed), when)
 
-    def _start_child(self, conversation: str, drafts: list[EventDraft]) -> subprocess.Popen[str]:
-        """Start the second process on this file; return once it has opened the file."""
+    def _open_other(self, conversation: str, drafts: list[EventDraft]) -> None:
+        """Have the second process open this file; return once it has."""
         name = f"{self.opener.__module__}:{self.opener.__qualname__}"
         if "<locals>" in name or self.opener.__module__ == "__main__":
             fail(("SQL-047",), f"the store class {name} cannot be imported by another process")
-        plan = {
+        self.other.open({
             "store": name,
             "path": self._file().path,
             "conversation": conversation,
             "drafts": [attrs.asdict(draft) for draft in drafts],
-        }
-        paths = [entry for entry in sys.path if isinstance(entry, str) and entry]
-        process = subprocess.Popen(
-            [sys.executable, "-c", _CHILD],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
-        )
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(json.dumps(plan) + "\n")
-        process.stdin.flush()
-        if process.stdout.readline().strip() != "ready":
-            _, errors = process.communicate(timeout=120)
-            fail(("SQL-047",), f"another process could not open the file: {errors}")
-        return process
+        })
 
     def _commit_checked(
         self, conversation: str, drafts: list[EventDraft], got: tuple[bytes, ...], when: str
@@ -366,11 +348,15 @@ class SqliteLedgerMachine(LedgerMachineBase):
 
 
 def sqlite_ledger_machine(factory: StoreFactory) -> type[SqliteLedgerMachine]:
-    """:class:`SqliteLedgerMachine` over stores made by ``factory``."""
+    """:class:`SqliteLedgerMachine` over stores made by ``factory``.
+
+    Its programs share one second process; close it with ``machine.other.close()``
+    (it also ends when this process does).
+    """
     return type(
         "SqliteLedgerMachine",
         (SqliteLedgerMachine,),
-        {"factory": staticmethod(factory), "__module__": __name__},
+        {"factory": staticmethod(factory), "other": OtherProcess(), "__module__": __name__},
     )
 
 
@@ -385,5 +371,8 @@ def check_sqlite_ledger_state_machine(ctx: CheckContext) -> None:
         if unchecked:
             fail(unchecked, "a store on a file must declare persistence, migration and "
                  "multi_process (SQL-048); without them these ids cannot be checked")
-    run_state_machine_as_test(sqlite_ledger_machine(ctx.factory),
-                              settings=settings_for(ctx.profile))
+    machine = sqlite_ledger_machine(ctx.factory)
+    try:
+        run_state_machine_as_test(machine, settings=settings_for(ctx.profile))
+    finally:
+        machine.other.close()
