@@ -181,19 +181,24 @@ def words_parameters(envelopes: Iterable[Envelope]) -> list[tuple[bytes, list[in
     """The parameters of :data:`INSERT_WORDS` for ``envelopes``: one tuple per conversation.
 
     The conversation's lexeme is computed once per conversation of the write, not per event;
-    each event's lexemes travel as one text (:func:`lexeme_text`).
+    each event's lexemes travel as one text, :func:`lexeme_text`'s: its strings are cut with
+    those of the conversation's other events of the write (``codec.joined_words_each``).
     """
-    by_conversation: dict[str, tuple[str, list[int], list[str]]] = {}
+    by_conversation: dict[str, tuple[str, list[int], list[list[str]]]] = {}
     for envelope in envelopes:
         entry = by_conversation.get(envelope.conversation_id)
         if entry is None:
             entry = (scope_lexeme(envelope.conversation_id), [], [])
             by_conversation[envelope.conversation_id] = entry
-        scope, seqs, texts = entry
+        _, seqs, strings = entry
         seqs.append(envelope.seq)
-        texts.append(lexeme_text(envelope.payload, scope))
-    return [(key(conversation_id), seqs, texts)
-            for conversation_id, (_, seqs, texts) in by_conversation.items()]
+        strings.append(_all_strings(envelope.payload))
+    found: list[tuple[bytes, list[int], list[str]]] = []
+    for conversation_id, (scope, seqs, strings) in by_conversation.items():
+        tail = SEPARATOR + scope  # PGS-063: the clear rule is convledger.words.joined_words
+        texts = [text + tail for text in codec.joined_words_each(strings)]
+        found.append((key(conversation_id), seqs, texts))
+    return found
 
 
 def _quoted(lexeme: str) -> str:
