@@ -35,7 +35,7 @@ in the ledger, not the events stored.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from convledger import codec
@@ -114,32 +114,36 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 """The exact types of the other JSON values a decoder yields: they hold no string."""
 
 
-def _all_strings(payload: JsonValue) -> list[str]:
-    """SQL-008: the string values of a payload, in no particular order (one loop, no recursion).
+def _strings_into(values: Iterable[JsonValue], keep: Callable[[str], None]) -> None:
+    """SQL-008: ``keep`` each string value of ``values``, those of its arrays and objects too.
 
     The values of the exact types a decoder yields are told apart by their type; any other
-    (a subclass) by ``isinstance``, as :func:`_strings` does.
+    (a subclass) by ``isinstance``, as :func:`_strings` does. One call per array or object
+    (at most LIM-005's 128 levels deep), one test per value.
     """
-    found: list[str] = []
-    pending: list[JsonValue] = [payload]
-    keep, walk, take = found.append, pending.extend, pending.pop
-    while pending:
-        value = take()
+    for value in values:
         kind = type(value)
         if kind is str:
             keep(value)  # type: ignore[arg-type]
         elif kind is dict:
-            walk(value.values())  # type: ignore[union-attr]
+            _strings_into(value.values(), keep)  # type: ignore[union-attr]
         elif kind is list:
-            walk(value)  # type: ignore[arg-type]
+            _strings_into(value, keep)  # type: ignore[arg-type]
         elif kind in _SCALARS:
             continue
         elif isinstance(value, str):
             keep(value)
         elif isinstance(value, dict):
-            walk(value.values())
+            _strings_into(value.values(), keep)
         elif isinstance(value, list):
-            walk(value)
+            _strings_into(value, keep)
+
+
+def _all_strings(payload: JsonValue) -> list[str]:
+    """SQL-008: the string values of a payload, in document order (:func:`_strings`, without
+    a generator per array or object)."""
+    found: list[str] = []
+    _strings_into((payload,), found.append)
     return found
 
 
