@@ -213,11 +213,19 @@ def each_expected(texts_each: list[list[str]]) -> list[set[str]]:
 @example([["end\u00e9"], ["\u00e9start"], ["\x01\u00e9\x01"]])
 def test_fast_joined_each_equals_clear(texts_each: list[list[str]]) -> None:
     """PGS-062, PGS-063: one text per event, in order, each holding exactly that event's
-    words by the clear rule (no word leaks into a neighbour), whatever the texts."""
+    words by the clear rule (no word leaks into a neighbour), whatever the texts, cut in one
+    pass or in chunks."""
     expected = each_expected(texts_each)
     assert [pieces(text) for text in fast_words.joined_words_each(texts_each)] == expected
     assert [pieces(text) for text in words.joined_words_each(texts_each)] == expected
     assert [pieces(text) for text in codec.joined_words_each(texts_each)] == expected
+    chunk = fast_words.EACH_CHUNK
+    try:  # the write cut in chunks of a few characters: an event alone or a few together
+        for fast_words.EACH_CHUNK in (0, 1, 7, 60):
+            found = fast_words.joined_words_each(texts_each)
+            assert [pieces(text) for text in found] == expected
+    finally:
+        fast_words.EACH_CHUNK = chunk
 
 
 @given(each_texts, each_texts)
@@ -266,3 +274,12 @@ def test_the_seam_binds_the_chosen_joiner_of_events() -> None:
     chosen = (fast_words.joined_words_each if codec.CHOSEN == "fast"
               else words.joined_words_each)
     assert codec.joined_words_each is chosen
+
+
+def test_a_large_write_is_cut_in_chunks() -> None:
+    """A write of more than EACH_CHUNK characters is cut a chunk at a time, each event whole:
+    large events alone, small ones together, every text still its event's words."""
+    big = "Caf\u00e9 " + "word " * (fast_words.EACH_CHUNK // 5)
+    events = [["a\u00e9 b"], [big], ["c"], ["d\x02"], [big, "E"], []]
+    found = fast_words.joined_words_each(events)
+    assert [pieces(text) for text in found] == each_expected(events)

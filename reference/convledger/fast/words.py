@@ -72,6 +72,9 @@ the cost of a 600-byte event is the calls, not the bytes):
    :data:`_ODD_BYTES`, as :data:`_ODD_PIECES`), so its words stay in its event's text;
 3. the text is decoded once and split at ``\\x02`` (one C call): one text per event.
 
+A write of more than :data:`EACH_CHUNK` characters of text is cut in chunks of about that
+size, so its transient copies stay small whatever the payloads.
+
 No folded word holds ``\\x02`` (``tests/test_fast_words.py`` checks every code point), so
 the split gives one text per event unless a payload's string holds ``\\x02`` itself (but in
 a piece replaced in step 2, where it went with the piece, a separator as any other); then,
@@ -81,7 +84,9 @@ in the marks), every event is cut by :func:`joined_words` alone.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from itertools import accumulate
 
 from convledger.words import LONG_WORD, SEPARATOR, WORD, fold
 
@@ -232,19 +237,42 @@ def _replace_odd_pieces(data: bytes, classes: bytes) -> bytes:
     return b"".join(kept)
 
 
-def joined_words_each(texts_each: Sequence[Sequence[str]]) -> list[str]:
-    """:func:`joined_words` of each event's texts (as
-    :func:`convledger.words.joined_words_each`): one text per event, in order."""
-    if not texts_each:
-        return []
-    joined = f" {BOUNDARY} ".join([" ".join(texts) for texts in texts_each])
+EACH_CHUNK = 1 << 20
+"""The most characters of texts :func:`joined_words_each` cuts in one pass (more events are cut
+in chunks of about this size, so a write of large payloads never copies all its text at once);
+an event larger than this is a chunk of its own."""
+
+
+def _cut_events(events: list[str]) -> list[str]:
+    """:func:`joined_words` of each text of ``events`` (each an event's texts joined by a
+    space), in one pass (see "The events of a write at once")."""
+    joined = f" {BOUNDARY} ".join(events)
     data = joined.encode("utf-8", "surrogatepass").translate(_EACH_JOINING)
     classes = data.translate(_EACH_CLASSES)
     if len(data) > LONG_WORD and _LONG_RUN in classes:
-        return [joined_words(texts) for texts in texts_each]
+        return [joined_words((event,)) for event in events]
     if not data.isascii():
         data = _replace_odd_pieces(data, classes)
     found = data.decode("utf-8").split(BOUNDARY)
-    if len(found) != len(texts_each):  # a payload's string holds BOUNDARY (step 3)
-        return [joined_words(texts) for texts in texts_each]
+    if len(found) != len(events):  # a payload's string holds BOUNDARY (step 3)
+        return [joined_words((event,)) for event in events]
+    return found
+
+
+def joined_words_each(texts_each: Sequence[Sequence[str]]) -> list[str]:
+    """:func:`joined_words` of each event's texts (as
+    :func:`convledger.words.joined_words_each`): one text per event, in order.
+
+    The texts of an event joined by a space hold the same words (a space separates): the
+    events are cut so, :data:`EACH_CHUNK` characters at a time.
+    """
+    events = [" ".join(texts) for texts in texts_each]
+    ends = list(accumulate(map(len, events)))
+    found: list[str] = []
+    start = 0
+    while start < len(events):
+        before = ends[start - 1] if start else 0
+        stop = max(start + 1, bisect_right(ends, before + EACH_CHUNK, start))
+        found += _cut_events(events[start:stop])
+        start = stop
     return found
