@@ -136,15 +136,18 @@ def test_no_folded_word_holds_the_separator() -> None:
     decomposition of the lower case, of any letter or digit (a folded word's characters are
     among those: NFKD decomposes character by character and only reorders marks), nor in a
     digest or conversation lexeme (ASCII letters, digits and ``:``)."""
-    assert not words.SEPARATOR.isalnum() and words.SEPARATOR.isascii()
+    marks = (words.SEPARATOR, fast_words.BOUNDARY)  # and the fast cutter's event boundary
+    assert all(not mark.isalnum() and mark.isascii() for mark in marks)
     for point in range(sys.maxunicode + 1):
         character = chr(point)
         if not character.isalnum():
             continue
         for lowered in {character.lower(), character.upper().lower(), "\u03c2"}:
-            assert words.SEPARATOR not in unicodedata.normalize("NFKD", lowered), hex(point)
-            assert words.SEPARATOR not in lowered, hex(point)
-    assert words.SEPARATOR not in words.fold("x" * 300)
+            decomposed = unicodedata.normalize("NFKD", lowered)
+            for mark in marks:
+                assert mark not in decomposed, hex(point)
+                assert mark not in lowered, hex(point)
+    assert not any(mark in words.fold("x" * 300) for mark in marks)
 
 
 def test_the_seam_binds_the_chosen_joiner() -> None:
@@ -181,3 +184,102 @@ def test_remembered_pieces_are_bounded() -> None:
     assert 0 < len(fast_words._ODD_PIECES) <= fast_words.ODD_PIECES
     fast_words.joined_words(["caf\u00e9 caf\u00e9 CAF\u00c9"])
     assert fast_words._ODD_PIECES.get("caf\u00e9".encode()) == (words.fold("caf\u00e9"),)
+
+
+# -- the events of a write at once: each event's text holds its own words (PGS-062) -------------
+
+boundary_texts = st.text(alphabet=st.sampled_from("aZ9 _\x01\x02\u00e9\u00c9\u2019\u0301"),
+                         max_size=40)
+"""Texts holding the fast cutter's event boundary and separator, beside ASCII and non-ASCII."""
+each_texts = st.lists(
+    st.lists(st.one_of(unicode_texts, ascii_texts, mixed_texts, long_words, boundary_texts),
+             max_size=4),
+    max_size=8,
+)
+
+
+def each_expected(texts_each: list[list[str]]) -> list[set[str]]:
+    return [words.folded_words(texts) for texts in texts_each]
+
+
+@given(each_texts)
+@example([])
+@example([[], [""], [" "]])
+@example([["caf\u00e9 CAF\u00c9"], ["na\u00efve"], ["caf\u00e9"], ["x"]])
+@example([["a\x02b", "\u00e9"], ["c"]])
+@example([["\u00e9\x02b"], ["c\u00e9"]])
+@example([["\u00e9"], ["x" * 201], ["\u00e9y"]])
+@example([["x" * 200], ["y" * 200 + "\u00e9"], ["z" * 150, "w" * 150]])
+@example([["end\u00e9"], ["\u00e9start"], ["\x01\u00e9\x01"]])
+def test_fast_joined_each_equals_clear(texts_each: list[list[str]]) -> None:
+    """PGS-062, PGS-063: one text per event, in order, each holding exactly that event's
+    words by the clear rule (no word leaks into a neighbour), whatever the texts, cut in one
+    pass or in chunks."""
+    expected = each_expected(texts_each)
+    assert [pieces(text) for text in fast_words.joined_words_each(texts_each)] == expected
+    assert [pieces(text) for text in words.joined_words_each(texts_each)] == expected
+    assert [pieces(text) for text in codec.joined_words_each(texts_each)] == expected
+    chunk = fast_words.EACH_CHUNK
+    try:  # the write cut in chunks of a few characters: an event alone or a few together
+        for fast_words.EACH_CHUNK in (0, 1, 7, 60):
+            found = fast_words.joined_words_each(texts_each)
+            assert [pieces(text) for text in found] == expected
+    finally:
+        fast_words.EACH_CHUNK = chunk
+
+
+@given(each_texts, each_texts)
+def test_remembered_odd_bytes_equal_clear(first: list[list[str]], second: list[list[str]]) -> None:
+    """PGS-063: an odd piece replaced by remembered bytes gives the clear rule's words, the
+    first time, again, and after the memory was emptied."""
+    for texts_each in (first, second, first):
+        found = fast_words.joined_words_each(texts_each)
+        assert [pieces(text) for text in found] == each_expected(texts_each)
+    fast_words._ODD_BYTES.clear()
+    found = fast_words.joined_words_each(second)
+    assert [pieces(text) for text in found] == each_expected(second)
+
+
+def test_joined_each_every_code_point() -> None:
+    """PGS-068: each code point, one event each, cuts and folds alike in its own event's text,
+    between ASCII letters, and beside a long word (the detour to :func:`joined_words`)."""
+    points = [
+        p for p in range(sys.maxunicode + 1)
+        if not 0xD800 <= p <= 0xDFFF
+        and (unicodedata.category(chr(p)) not in ("Cn", "Co") or p % 97 == 0)
+    ]
+    for start in range(0, len(points), 4096):
+        events = [[f"A{chr(point)}b", chr(point)] for point in points[start:start + 4096]]
+        found = fast_words.joined_words_each(events)
+        assert [pieces(text) for text in found] == each_expected(events), hex(points[start])
+        events[0].append("Q" * 201)
+        found = fast_words.joined_words_each(events[:64])
+        assert [pieces(text) for text in found] == each_expected(events[:64]), hex(start)
+
+
+def test_remembered_odd_bytes_are_bounded() -> None:
+    """The memory of replaced pieces never holds more than ODD_PIECES entries."""
+    fast_words._ODD_BYTES.clear()
+    many = [[f"caf\u00e9{n}"] for n in range(fast_words.ODD_PIECES + 10)]
+    for start in range(0, len(many), 100):
+        chunk = many[start:start + 100]
+        assert [pieces(text) for text in fast_words.joined_words_each(chunk)] == \
+            each_expected(chunk)
+        assert len(fast_words._ODD_BYTES) <= fast_words.ODD_PIECES
+    assert 0 < len(fast_words._ODD_BYTES) <= fast_words.ODD_PIECES
+
+
+def test_the_seam_binds_the_chosen_joiner_of_events() -> None:
+    """The store's write path cuts the events of a write by the implementation chosen."""
+    chosen = (fast_words.joined_words_each if codec.CHOSEN == "fast"
+              else words.joined_words_each)
+    assert codec.joined_words_each is chosen
+
+
+def test_a_large_write_is_cut_in_chunks() -> None:
+    """A write of more than EACH_CHUNK characters is cut a chunk at a time, each event whole:
+    large events alone, small ones together, every text still its event's words."""
+    big = "Caf\u00e9 " + "word " * (fast_words.EACH_CHUNK // 5)
+    events = [["a\u00e9 b"], [big], ["c"], ["d\x02"], [big, "E"], []]
+    found = fast_words.joined_words_each(events)
+    assert [pieces(text) for text in found] == each_expected(events)

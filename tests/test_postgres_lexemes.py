@@ -8,9 +8,11 @@ pieces, it must hold exactly that set for any payload: non-ASCII, astral, combin
 long words (the 200-byte digest), digits, keys that are words too. The last test stores
 such payloads and reads each event's ``tsvector`` back (``CONVLEDGER_PG_DSN``).
 
-The hot path's other shortcuts are checked here too: ``search._all_strings`` (the string
-values by their exact types) against ``search._strings``, also on subclasses of ``str``,
-``dict`` and ``list``; ``rows.event_columns`` against the transposed ``rows.event_row``.
+``search.words_parameters`` (the events of a write cut together) gives each event's text
+that set too. The hot path's other shortcuts are checked here too: ``search._all_strings``
+(the string values by their exact types) against ``search._strings``, also on subclasses of
+``str``, ``dict`` and ``list``; ``rows.event_columns`` against the transposed
+``rows.event_row``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, EventDraft
 from convledger.fast import words as fast_words
 from convledger.postgres import search
+from convledger.postgres.rows import key
 
 word_characters = st.sampled_from(
     "aZ9 _-'.:\x01\x00\t\n\u00e9\u00c9\u0130\u03a3\u03c3\u0301\u0308\ufdfa\u00bd\u2044\u3000"
@@ -82,6 +85,30 @@ def test_lexeme_text_holds_the_lexemes(payload: JsonValue, conversation_id: str)
     assert stored_set(words.joined_words(strings) + words.SEPARATOR + scope) == expected
 
 
+@given(st.lists(st.tuples(st.sampled_from(["c", "d", "\u00e9\U0001f600"]), payloads),
+                max_size=8))
+@example([("c", {"caf\u00e9": "CAF\u00c9"}), ("c", ["na\u00efve\x02x", "y"]), ("d", "\x02")])
+@example([("c", "x" * 201), ("c", "\u00e9 z"), ("d", ["a", "b\u2019c"])])
+@example([("c", {"text": "caf\u00e9"}), ("c", 1), ("c", "\u00e9\x01\x02")])
+def test_words_parameters_hold_each_events_lexemes(
+    events: list[tuple[str, JsonValue]],
+) -> None:
+    """PGS-062: the write's parameters hold, for each event, its seq and a text holding
+    exactly its ``lexemes`` (the events cut together, by the codec's ``joined_words_each``),
+    one tuple per conversation in order of first appearance."""
+    placed = [Envelope.from_draft(EventDraft(f"e{i}", "state/set", "2024-05-01T12:00:00Z",
+                                             payload), conversation_id, i + 1)
+              for i, (conversation_id, payload) in enumerate(events)]
+    found = search.words_parameters(placed)
+    conversations = list(dict.fromkeys(conversation_id for conversation_id, _ in events))
+    assert [conversation for conversation, _, _ in found] == [
+        key(conversation_id) for conversation_id in conversations]
+    for (_, seqs, texts), conversation_id in zip(found, conversations, strict=True):
+        own = [event for event in placed if event.conversation_id == conversation_id]
+        assert seqs == [event.seq for event in own]
+        assert [stored_set(text) for text in texts] == [set(search.lexemes(e)) for e in own]
+
+
 def test_the_benchmark_payloads() -> None:
     """The payloads of the PostgreSQL benchmarks (ASCII text with one accented word)."""
     from convledger_bench.workloads import payload
@@ -115,13 +142,22 @@ def subclassed(value: JsonValue) -> JsonValue:
     return value
 
 
+def nested(depth: int) -> JsonValue:
+    """A value ``depth`` levels deep (LIM-005 allows 128), a string at every level."""
+    value: JsonValue = "bottom"
+    for level in range(depth - 1):
+        value = [f"l{level}", value] if level % 2 else {"k": value, "s": f"o{level}"}
+    return value
+
+
 @given(payloads)
 @example({"a": [1, 2.5, True, None, "x", {"b": "y"}], "c": ""})
+@example(nested(128))
 def test_all_strings_are_the_strings(payload: JsonValue) -> None:
-    """SQL-008: the hot path's string values are the clear walk's, counted alike."""
-    assert sorted(search._all_strings(payload)) == sorted(search._strings(payload))
+    """SQL-008: the hot path's string values are the clear walk's, in the same order."""
+    assert search._all_strings(payload) == list(search._strings(payload))
     odd = subclassed(payload)
-    assert sorted(search._all_strings(odd)) == sorted(search._strings(odd))
+    assert search._all_strings(odd) == list(search._strings(odd))
 
 
 @given(st.lists(st.tuples(st.sampled_from(["c", "d", "é😀"]), texts,

@@ -57,6 +57,11 @@ copied`                max_depth=MAX_DEPTH), None)``: the     encode_payload_cop
                        (PGS-062, PGS-063, PGS-068)            joined_words`, ``tests/test_fast_
                                                               words.py``; equal as sets of the
                                                               pieces between separators
+:func:`joined_words_   :func:`convledger.words.joined_words_  :func:`convledger.fast.words.
+each`                  each` (PGS-062)                        joined_words_each`, ``tests/test_
+                                                              fast_words.py``, ``tests/test_
+                                                              postgres_lexemes.py``; the same,
+                                                              event by event
 :func:`fuse_append_  the clear ``validated_batch`` itself   :func:`convledger.fast.append.
 checks`                (:mod:`convledger.batch`, LED-001,     fused`, ``tests/test_fast_
                        ERR-010)                               append.py``; one pass, the clear
@@ -212,6 +217,9 @@ joined_words: Callable[[Iterable[str]], str]
 """The folded words of texts joined by ``words.SEPARATOR``, as the PostgreSQL store sends an
 event's words (PGS-062): split there, without empty pieces, the set :data:`folded_words` gives."""
 
+joined_words_each: Callable[[Sequence[Sequence[str]]], list[str]]
+""":data:`joined_words` of each event's texts, for the events of one write, in order."""
+
 
 if CHOSEN == "fast":
     from convledger.fast import append as _fast_append
@@ -233,6 +241,7 @@ if CHOSEN == "fast":
     compile_schema = _fast_validate.compile_accepts
     folded_words = _fast_words.folded_words
     joined_words = _fast_words.joined_words
+    joined_words_each = _fast_words.joined_words_each
     fuse_append_checks = _fast_append.fused
 else:
     encode = canonical.encode
@@ -246,6 +255,7 @@ else:
     compile_schema = _no_compiled_schema
     folded_words = words.folded_words
     joined_words = words.joined_words
+    joined_words_each = words.joined_words_each
     fuse_append_checks = _not_fused
 
 __all__ = [
@@ -264,4 +274,5 @@ __all__ = [
     "folded_words",
     "fuse_append_checks",
     "joined_words",
+    "joined_words_each",
 ]

@@ -13,7 +13,9 @@ combining marks, and the lexeme of its sha256 digest when it is longer than
 proves equal to it on arbitrary Unicode text. :func:`joined_words` is the same
 set as one text, the words joined by :data:`SEPARATOR`, as the store sends an
 event's words to the server (which splits the text there and nothing else);
-``codec.joined_words`` binds it or :func:`convledger.fast.words.joined_words`.
+``codec.joined_words`` binds it or :func:`convledger.fast.words.joined_words`;
+:func:`joined_words_each` does so for the events of a write, one text per event
+(``codec.joined_words_each``, or :func:`convledger.fast.words.joined_words_each`).
 This module imports nothing of the reference, so the seam may bind it.
 """
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 LONG_WORD = 200
 """PGS-063: a word of more UTF-8 bytes than this is indexed and queried by its digest."""
@@ -65,3 +67,12 @@ def joined_words(texts: Iterable[str]) -> str:
     repeat a word or leave empty pieces; the set is the same).
     """
     return SEPARATOR.join(folded_words(texts))
+
+
+def joined_words_each(texts_each: Sequence[Sequence[str]]) -> list[str]:
+    """PGS-062: :func:`joined_words` of each event's texts, in the order given.
+
+    What the store sends for the events of one write; the fast twin cuts them all at once
+    (each text, split at :data:`SEPARATOR` without its empty pieces, is the same set).
+    """
+    return [joined_words(texts) for texts in texts_each]

@@ -56,11 +56,37 @@ remembered (:data:`_ODD_PIECES`, at most :data:`ODD_PIECES` pieces, then emptied
 holding an accent recur in a language (``café``, ``naïve``, ``Straße``), and a remembered
 piece costs one dictionary look-up instead of a decode, the regular expression and
 ``unicodedata.normalize`` (~2.5 us of the ~8 us of a 600-byte agent message).
+
+The events of a write at once
+-----------------------------
+:func:`joined_words_each` gives :func:`joined_words` of each event's texts, one text per
+event, with one pass of each step over the whole write instead of one per event (most of
+the cost of a 600-byte event is the calls, not the bytes):
+
+1. each event's texts are joined by a space and the events by ``" \\x02 "``
+   (:data:`BOUNDARY` between two separators), then encoded and translated once, by
+   :data:`_JOINING` except that ``\\x02`` is kept (:data:`_EACH_JOINING`); the marks
+   (:data:`_EACH_CLASSES`) count ``\\x02`` as a separator, so no run of ``x`` crosses an event;
+2. a piece holding a non-ASCII byte (between two ``\\x01``, so inside one event) is
+   REPLACED IN PLACE by its folded words joined by ``\\x01`` (remembered in
+   :data:`_ODD_BYTES`, as :data:`_ODD_PIECES`), so its words stay in its event's text;
+3. the text is decoded once and split at ``\\x02`` (one C call): one text per event.
+
+A write of more than :data:`EACH_CHUNK` characters of text is cut in chunks of about that
+size, so its transient copies stay small whatever the payloads.
+
+No folded word holds ``\\x02`` (``tests/test_fast_words.py`` checks every code point), so
+the split gives one text per event unless a payload's string holds ``\\x02`` itself (but in
+a piece replaced in step 2, where it went with the piece, a separator as any other); then,
+and when a word is longer than ``LONG_WORD`` bytes (a run of more than ``LONG_WORD`` ``x``
+in the marks), every event is cut by :func:`joined_words` alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from itertools import accumulate
 
 from convledger.words import LONG_WORD, SEPARATOR, WORD, fold
 
@@ -166,3 +192,87 @@ def _cut_odd_pieces(data: bytes, classes: bytes) -> tuple[bytes, set[str]]:
         at = classes.find(0x80, end)
     kept.append(data[end:])
     return b"".join(kept), found
+
+
+BOUNDARY = "\x02"
+"""What separates the events of a write in :func:`joined_words_each` (no folded word holds it)."""
+
+_EACH_JOINING = _JOINING[:2] + b"\x02" + _JOINING[3:]
+""":data:`_JOINING` with ``\\x02`` kept: the boundary of two events."""
+
+_EACH_CLASSES = _CLASSES[:2] + bytes([_BREAK]) + _CLASSES[3:]
+""":data:`_CLASSES` with ``\\x02`` a separator: no run of ``x`` spans two events."""
+
+_ODD_BYTES: dict[bytes, bytes] = {}
+"""The folded words of a piece holding a non-ASCII byte, joined by ``SEPARATOR``, in UTF-8."""
+
+
+def _odd_piece_bytes(piece: bytes) -> bytes:
+    """:func:`_odd_piece_words` of ``piece`` joined by ``SEPARATOR`` (UTF-8), remembered."""
+    found = _ODD_BYTES.get(piece)
+    if found is None:
+        found = SEPARATOR.join(_odd_piece_words(piece)).encode("utf-8")
+        if len(_ODD_BYTES) >= ODD_PIECES:
+            _ODD_BYTES.clear()
+        _ODD_BYTES[piece] = found
+    return found
+
+
+def _replace_odd_pieces(data: bytes, classes: bytes) -> bytes:
+    """``data`` with each piece holding a non-ASCII byte replaced by its folded words;
+    ``classes`` is ``data`` translated by :data:`_EACH_CLASSES`."""
+    kept: list[bytes] = []
+    keep = kept.append
+    end = 0
+    at = classes.find(0x80)
+    while at >= 0:
+        start = data.rfind(_BREAK, 0, at) + 1
+        keep(data[end:start])
+        end = data.find(_BREAK, at)
+        if end < 0:
+            end = len(data)
+        keep(_odd_piece_bytes(data[start:end]))
+        at = classes.find(0x80, end)
+    keep(data[end:])
+    return b"".join(kept)
+
+
+EACH_CHUNK = 1 << 20
+"""The most characters of texts :func:`joined_words_each` cuts in one pass (more events are cut
+in chunks of about this size, so a write of large payloads never copies all its text at once);
+an event larger than this is a chunk of its own."""
+
+
+def _cut_events(events: list[str]) -> list[str]:
+    """:func:`joined_words` of each text of ``events`` (each an event's texts joined by a
+    space), in one pass (see "The events of a write at once")."""
+    joined = f" {BOUNDARY} ".join(events)
+    data = joined.encode("utf-8", "surrogatepass").translate(_EACH_JOINING)
+    classes = data.translate(_EACH_CLASSES)
+    if len(data) > LONG_WORD and _LONG_RUN in classes:
+        return [joined_words((event,)) for event in events]
+    if not data.isascii():
+        data = _replace_odd_pieces(data, classes)
+    found = data.decode("utf-8").split(BOUNDARY)
+    if len(found) != len(events):  # a payload's string holds BOUNDARY (step 3)
+        return [joined_words((event,)) for event in events]
+    return found
+
+
+def joined_words_each(texts_each: Sequence[Sequence[str]]) -> list[str]:
+    """:func:`joined_words` of each event's texts (as
+    :func:`convledger.words.joined_words_each`): one text per event, in order.
+
+    The texts of an event joined by a space hold the same words (a space separates): the
+    events are cut so, :data:`EACH_CHUNK` characters at a time.
+    """
+    events = [" ".join(texts) for texts in texts_each]
+    ends = list(accumulate(map(len, events)))
+    found: list[str] = []
+    start = 0
+    while start < len(events):
+        before = ends[start - 1] if start else 0
+        stop = max(start + 1, bisect_right(ends, before + EACH_CHUNK, start))
+        found += _cut_events(events[start:stop])
+        start = stop
+    return found

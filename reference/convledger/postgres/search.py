@@ -35,7 +35,7 @@ in the ledger, not the events stored.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from convledger import codec
@@ -114,32 +114,36 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 """The exact types of the other JSON values a decoder yields: they hold no string."""
 
 
-def _all_strings(payload: JsonValue) -> list[str]:
-    """SQL-008: the string values of a payload, in no particular order (one loop, no recursion).
+def _strings_into(values: Iterable[JsonValue], keep: Callable[[str], None]) -> None:
+    """SQL-008: ``keep`` each string value of ``values``, those of its arrays and objects too.
 
     The values of the exact types a decoder yields are told apart by their type; any other
-    (a subclass) by ``isinstance``, as :func:`_strings` does.
+    (a subclass) by ``isinstance``, as :func:`_strings` does. One call per array or object
+    (at most LIM-005's 128 levels deep), one test per value.
     """
-    found: list[str] = []
-    pending: list[JsonValue] = [payload]
-    keep, walk, take = found.append, pending.extend, pending.pop
-    while pending:
-        value = take()
+    for value in values:
         kind = type(value)
         if kind is str:
             keep(value)  # type: ignore[arg-type]
         elif kind is dict:
-            walk(value.values())  # type: ignore[union-attr]
+            _strings_into(value.values(), keep)  # type: ignore[union-attr]
         elif kind is list:
-            walk(value)  # type: ignore[arg-type]
+            _strings_into(value, keep)  # type: ignore[arg-type]
         elif kind in _SCALARS:
             continue
         elif isinstance(value, str):
             keep(value)
         elif isinstance(value, dict):
-            walk(value.values())
+            _strings_into(value.values(), keep)
         elif isinstance(value, list):
-            walk(value)
+            _strings_into(value, keep)
+
+
+def _all_strings(payload: JsonValue) -> list[str]:
+    """SQL-008: the string values of a payload, in document order (:func:`_strings`, without
+    a generator per array or object)."""
+    found: list[str] = []
+    _strings_into((payload,), found.append)
     return found
 
 
@@ -181,19 +185,24 @@ def words_parameters(envelopes: Iterable[Envelope]) -> list[tuple[bytes, list[in
     """The parameters of :data:`INSERT_WORDS` for ``envelopes``: one tuple per conversation.
 
     The conversation's lexeme is computed once per conversation of the write, not per event;
-    each event's lexemes travel as one text (:func:`lexeme_text`).
+    each event's lexemes travel as one text, :func:`lexeme_text`'s: its strings are cut with
+    those of the conversation's other events of the write (``codec.joined_words_each``).
     """
-    by_conversation: dict[str, tuple[str, list[int], list[str]]] = {}
+    by_conversation: dict[str, tuple[str, list[int], list[list[str]]]] = {}
     for envelope in envelopes:
         entry = by_conversation.get(envelope.conversation_id)
         if entry is None:
             entry = (scope_lexeme(envelope.conversation_id), [], [])
             by_conversation[envelope.conversation_id] = entry
-        scope, seqs, texts = entry
+        _, seqs, strings = entry
         seqs.append(envelope.seq)
-        texts.append(lexeme_text(envelope.payload, scope))
-    return [(key(conversation_id), seqs, texts)
-            for conversation_id, (_, seqs, texts) in by_conversation.items()]
+        strings.append(_all_strings(envelope.payload))
+    found: list[tuple[bytes, list[int], list[str]]] = []
+    for conversation_id, (scope, seqs, strings) in by_conversation.items():
+        tail = SEPARATOR + scope  # PGS-063: the clear rule is convledger.words.joined_words
+        texts = [text + tail for text in codec.joined_words_each(strings)]
+        found.append((key(conversation_id), seqs, texts))
+    return found
 
 
 def _quoted(lexeme: str) -> str:
