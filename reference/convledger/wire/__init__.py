@@ -28,8 +28,12 @@ if TYPE_CHECKING:
     from convledger.wire.server import CARRIED, OPERATIONS, PROTOCOL_VERSION, WireServer
 
 _HOMES = {
-    "MAX_FRAME": "frames", "FrameError": "frames", "CARRIED": "server", "OPERATIONS": "server",
-    "PROTOCOL_VERSION": "server", "WireServer": "server",
+    "MAX_FRAME": "frames",
+    "FrameError": "frames",
+    "CARRIED": "server",
+    "OPERATIONS": "server",
+    "PROTOCOL_VERSION": "server",
+    "WireServer": "server",
 }
 """The module of each public name."""
 
