@@ -228,10 +228,15 @@ def canonical_oversized_archive(size: int) -> bytes:
     pieces = small.split(b'"h-fill-')
     assert len(pieces) == ARCHIVE_PARTS + 1
     out = [pieces[0]]
+    # two shares of x at most (they differ by one byte): each made once and joined as often as
+    # needed, so the kernel zero-fills 128 MiB + 28 MiB of new pages instead of 256 MiB
+    shares: dict[int, bytes] = {}
     for part, piece in enumerate(pieces[1:]):
         share = fill // ARCHIVE_PARTS + (1 if part < fill % ARCHIVE_PARTS else 0)
         rest = piece[len(str(part)):]  # after the mark's number: its closing quote onwards
-        out += [b'"', b"x" * share, rest]
+        if share not in shares:
+            shares[share] = b"x" * share
+        out += [b'"', shares[share], rest]
     data = b"".join(out)
     assert len(data) == size
     return data

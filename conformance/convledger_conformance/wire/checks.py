@@ -190,14 +190,21 @@ def check_wire_unknown_request(ctx: CheckContext) -> None:
     _with_channel(ctx, body)
 
 
+HANG_TIMEOUT = 0.1
+"""The client's timeout for the server that hangs (WIR-009): it never answers, so any timeout
+is exceeded."""
+
+
 @check("WIR-009")
 def check_wire_client_failures(ctx: CheckContext) -> None:
     """WIR-009: a server that hangs, exits or babbles is a WireError, never a store refusal."""
     python = sys.executable
-    # Only the hanging server waits for the timeout; the others end or babble on their own,
+    # Only the hanging server waits for the timeout, which it exceeds whatever its length (it
+    # never answers), so a short one proves WIR-009; the others end or babble on their own,
     # so they get a long one: a loaded machine may take more than a second to start Python.
     servers = {
-        "hangs": ([python, "-c", "import time; time.sleep(60)"], WireTimeoutError, 0.5),
+        "hangs": ([python, "-c", "import time; time.sleep(60)"], WireTimeoutError,
+                  HANG_TIMEOUT),
         "exits": ([python, "-c", "import sys; sys.stdin.buffer.read(4); sys.exit(3)"],
                   ServerExitedError, 30.0),
         "babbles": ([python, "-c", "import sys; sys.stdout.write('hello\\n'); sys.stdout.flush();"

@@ -11,9 +11,50 @@
 The client side, a :class:`~convledger.store.LedgerStore` proxy over a
 subprocess, lives in the conformance package
 (``convledger_conformance.wire.client``).
+
+The public names below are imported from their module on first use (PEP 562), as
+:mod:`convledger`'s are: a process that only reads and writes frames (the conformance
+suite's echo server of WIR-031 .. WIR-034) does not import the server and every store
+module behind it (issue 34).
 """
 
-from convledger.wire.frames import MAX_FRAME, FrameError
-from convledger.wire.server import CARRIED, OPERATIONS, PROTOCOL_VERSION, WireServer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from convledger.wire.frames import MAX_FRAME, FrameError
+    from convledger.wire.server import CARRIED, OPERATIONS, PROTOCOL_VERSION, WireServer
+
+_HOMES = {
+    "MAX_FRAME": "frames",
+    "FrameError": "frames",
+    "CARRIED": "server",
+    "OPERATIONS": "server",
+    "PROTOCOL_VERSION": "server",
+    "WireServer": "server",
+}
+"""The module of each public name."""
+
+
+def __getattr__(name: str) -> object:
+    """A public name (imported from its module on first use) or a submodule."""
+    home = _HOMES.get(name)
+    if home is None:
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = ["CARRIED", "MAX_FRAME", "OPERATIONS", "PROTOCOL_VERSION", "FrameError", "WireServer"]
