@@ -62,6 +62,7 @@ from convledger_conformance.factories import (
     load_factory,
     open_factory,
 )
+from convledger_conformance.parallel import default_jobs
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import Check, StoreFactory, all_checks
 from convledger_conformance.report import FAILED
@@ -153,6 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-run each failed check with its calls recorded and write its shrunk failure "
         "into DIR as a minimal operation-trace vector (spec/vectors/README.md)",
     )
+    parser.add_argument(
+        "--jobs", "-j", metavar="N", type=_jobs, default=1,
+        help="run the checks in N forked processes, or 'auto' for one per processor "
+        "(default 1; with --store only: the factory must survive a fork)",
+    )
     parser.add_argument("--json", metavar="PATH", type=Path, help="write the JSON report here")
     parser.add_argument("--junit", metavar="PATH", type=Path, help="write JUnit XML here")
     parser.add_argument(  # html_report.py: the same data as --json, as one offline page
@@ -174,6 +180,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --bench: the full sizes and rounds instead of the quick ones",
     )
     return parser
+
+
+def _jobs(text: str) -> int:
+    """``--jobs``: a whole number of processes of at least 1, or ``auto``."""
+    if text == "auto":
+        return default_jobs()
+    try:
+        jobs = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or auto, got {text!r}") from None
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {jobs}")
+    return jobs
 
 
 def list_checks() -> str:
@@ -219,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.seed is not None and args.derandomize:
         parser.error("--seed and --derandomize exclude each other")
+    if args.jobs > 1 and args.command is not None:
+        parser.error("--jobs needs --store: a fork would share the one server of --command")
     try:
         checks = _selected(args)
         required = _capabilities(args.require)
@@ -257,6 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stop_at_first=args.exitfirst,
             failed_first=plan.first,
             focused=checks is not None,
+            jobs=args.jobs,
         )
     finally:
         if wire is not None:

@@ -51,6 +51,7 @@ import convledger
 from convledger.store import Capability
 from convledger_conformance.check_failures import failed_result, leaves_of, printable
 from convledger_conformance.helper_calls import blocking_helper, helper_findings
+from convledger_conformance.parallel import run_in_processes
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import (
     Check,
@@ -103,6 +104,7 @@ def run_suite(
     stop_at_first: bool = False,
     failed_first: Sequence[str] = (),
     focused: bool = False,
+    jobs: int = 1,
 ) -> Report:
     """Run every check of a declared capability against stores made by ``factory``.
 
@@ -122,9 +124,13 @@ def run_suite(
     reached are ``not_run``, saying so. ``failed_first`` names checks to run before
     the others (``--ff``). ``focused`` (a user's selection: ``-k``, ``--chapter``,
     ``--lf``) lists the ids no check of ``checks`` covers as not selected (CAP-007)
-    instead of ``not_run``.
+    instead of ``not_run``. ``jobs`` above 1 runs the checks after ``fresh_store`` in
+    that many forked processes (:mod:`convledger_conformance.parallel`; the factory
+    must survive a fork), reported in the same order.
     """
     selected = _validated(factory, profile, checks)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
     if seed is None and not derandomize:
         seed = secrets.randbelow(2**SEED_BITS)
     name = store_name if store_name is not None else describe_factory(factory)
@@ -160,11 +166,14 @@ def run_suite(
             reason = f"not run: the factory's stores are not new and empty ({FRESH_CHECK})"
             results = [accepted, first, *(_not_run(item, reason) for item in rest)]
             return _report(suite, name, declared, results, focused=focused)
-        ran = list(_run_checks(
-            rest, context, line, total=total, seed=seed,
-            recording=None if record_failures is None else Recording(record_failures, name),
-            stop_at_first=stop_at_first,
-        ))
+        recording = None if record_failures is None else Recording(record_failures, name)
+        if jobs > 1:
+            ran = list(_run_in_processes(rest, context, line, total=total, seed=seed,
+                                         recording=recording, stop_at_first=stop_at_first,
+                                         jobs=jobs))
+        else:
+            ran = list(_run_checks(rest, context, line, total=total, seed=seed,
+                                   recording=recording, stop_at_first=stop_at_first))
         results = [accepted, first, *ran, *helper_findings([first, *ran])]
     if checks is None:  # the whole suite: every shipped vector file must have been replayed
         line.show(total, total, INVENTORY_CHECK)
@@ -304,6 +313,33 @@ def _run_checks(
             if set(missing) & FILE_CAPABILITIES:
                 reason += " (judged in process only: never declared over the wire, WIR-021)"
             yield _not_run(item, reason)
+
+
+def _run_in_processes(
+    selected: list[Check], context: CheckContext, line: ProgressLine,
+    *, total: int, seed: int | None, recording: Recording | None, stop_at_first: bool,
+    jobs: int,
+) -> Iterator[CheckResult]:
+    """:func:`_run_checks` of each check in one of ``jobs`` forked processes, in order."""
+    stopped: list[str] = []
+
+    def one(item: Check) -> CheckResult:
+        (result,) = _run_checks([item], context, ProgressLine(None), total=total, seed=seed,
+                                recording=recording)
+        return result
+
+    def stop(result: CheckResult) -> bool:
+        if stop_at_first and result.status == FAILED:
+            stopped.append(result.name)
+        return bool(stopped)
+
+    def not_run(item: Check) -> CheckResult:
+        return _not_run(item, f"not run: stopped at the first failed check, {stopped[0]} (-x)")
+
+    yield from run_in_processes(
+        selected, one, jobs=jobs, stop=stop, not_run=not_run,
+        on_done=lambda number, result: line.show(2 + number, total, f"{result.name} done"),
+    )
 
 
 def _validated(
