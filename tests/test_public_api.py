@@ -151,3 +151,28 @@ def test_importing_the_suite_does_not_import_pytest() -> None:
         [sys.executable, "-c", program], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_importing_a_store_package_leaves_the_validators_for_later() -> None:
+    """Issue 34: ``import convledger.sqlite`` (or ``.postgres``) loads neither ``jsonschema``,
+    ``jsonschema-rs`` nor the projection built-ins; building a registry, compiling a payload
+    schema or reading ``convledger.projections.BUILT_INS`` loads each when first needed."""
+    deferred = ("jsonschema", "jsonschema_rs", "convledger.projections.builtins")
+    program = (
+        "import sys\n"
+        "import convledger.sqlite, convledger.postgres\n"
+        f"print(sorted(m for m in {deferred!r} if m in sys.modules))\n"
+        "from convledger.kinds import default_registry\n"
+        "from convledger.fast import rust_validate\n"
+        "import convledger.projections as projections\n"
+        "registry = default_registry()\n"
+        "registry.compiled_accepts('state/set', 1)\n"
+        "assert 'convledger.summary' in projections.BUILT_INS\n"
+        "print('jsonschema' in sys.modules, 'jsonschema_rs' in sys.modules"
+        " or not rust_validate.AVAILABLE)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["[]", "True True"]

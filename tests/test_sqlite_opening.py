@@ -72,6 +72,33 @@ def test_missing_file_is_created_at_the_latest_version(tmp_path: Path) -> None:
     connection.close()
 
 
+def test_the_fts5_probe_runs_before_the_page_size_is_set(tmp_path: Path) -> None:
+    """SQL-010, SQL-017 (issue 34): the file gets 16 KiB pages, the ``temp`` schema of the
+    FTS5 probe SQLite's default ones (its probe costs half the CPU so); the probe comes
+    first among the statements of the open and still refuses a connection without FTS5."""
+    seen: list[str] = []
+
+    class Tracing(sqlite3.Connection):
+        def execute(self, sql: str, parameters: object = (), /) -> sqlite3.Cursor:
+            seen.append(sql)
+            return super().execute(sql, parameters)  # type: ignore[arg-type]
+
+    store = SqliteStore(tmp_path / "new.sqlite", connection_factory=Tracing)
+    try:
+        connection = store._connection
+        assert connection.execute("PRAGMA main.page_size").fetchone() == (16384,)
+        default = sqlite3.connect(":memory:").execute("PRAGMA page_size").fetchone()
+        assert connection.execute("PRAGMA temp.page_size").fetchone() == default
+    finally:
+        store.close()
+    probe = next(i for i, sql in enumerate(seen) if "convledger_fts5_probe" in sql)
+    assert probe < seen.index("PRAGMA page_size = 16384") < seen.index("BEGIN IMMEDIATE")
+    refused = tmp_path / "refused.sqlite"
+    with pytest.raises(Fts5UnavailableError):
+        SqliteStore(refused, connection_hook=deny_fts5)
+    assert not refused.exists()  # SQL-022
+
+
 def test_empty_file_is_created_at_version_2(tmp_path: Path) -> None:
     """SQL-010: an existing empty file gets the version 2 schema."""
     path = tmp_path / "empty.sqlite"

@@ -16,14 +16,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import attrs
-import jsonschema
 
 from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.errors import InvalidInputError
 from convledger.patterns import check_portable, schema_patterns
+
+if TYPE_CHECKING:
+    import jsonschema  # imported where a registry is built: a process may never need it
 
 KindKey = tuple[str, int]
 
@@ -57,6 +60,8 @@ class KindRegistry:
         """Build a registry; a pair registered twice, or a schema with a pattern outside
         the portable subset of KND-006 (:class:`convledger.patterns.NotPortableError`), is
         a programming error."""
+        import jsonschema
+
         table: dict[KindKey, KindSpec] = {}
         for spec in specs:
             key = (spec.kind, spec.schema_version)
@@ -87,6 +92,8 @@ class KindRegistry:
             )
         if validator.is_valid(payload):
             return  # the common case; best_match below walks every error to explain one
+        import jsonschema.exceptions
+
         error = jsonschema.exceptions.best_match(validator.iter_errors(payload))
         if error is not None:
             where = "/".join(str(part) for part in error.absolute_path) or "(root)"

@@ -16,7 +16,7 @@ kit evaluates them with Ajv unchanged. ``tests/test_patterns_portable.py`` runs
 both engines on a generated corpus.
 
 A projection's state schema (PRJ-002) is the client's, not the spec's: its
-patterns may leave the subset, and :data:`EcmaValidator` rewrites the two
+patterns may leave the subset, and :func:`ecma_validator` rewrites the two
 differences that matter most (``$`` becomes ``(?![\\s\\S])``, the very end of
 the string; ``\\d`` and ``\\D`` become ``[0-9]`` and ``[^0-9]``) before ``re``
 reads them.
@@ -27,10 +27,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema import ValidationError
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
 
 
 @functools.lru_cache(maxsize=256)
@@ -78,13 +78,20 @@ def _pattern(
 ) -> Iterator[ValidationError]:
     """KND-005: the ``pattern`` keyword with ECMA-262's reading of ``pattern``."""
     if isinstance(instance, str) and not ecma_regex(pattern).search(instance):
+        from jsonschema import ValidationError
+
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-EcmaValidator: Any = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
-    jsonschema.Draft202012Validator, validators={"pattern": _pattern}
-)
-"""Draft 2020-12 with ECMA-262 patterns (KND-005)."""
+@functools.cache
+def ecma_validator() -> Any:
+    """The validator class of Draft 2020-12 with ECMA-262 patterns (KND-005), made on first
+    use: importing ``jsonschema`` is left to the processes that validate a state schema."""
+    import jsonschema
+
+    return jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+        jsonschema.Draft202012Validator, validators={"pattern": _pattern}
+    )
 
 
 # KND-006: the portable subset of the spec's own patterns.

@@ -27,17 +27,14 @@ Without the package installed, :func:`compile_accepts` returns None and the
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-jsonschema_rs: Any
-try:  # by name, so mypy reads this module alike with and without the extra installed
-    jsonschema_rs = importlib.import_module("jsonschema_rs")
-except ImportError:  # the extra is not installed: fastjsonschema's predicate is used
-    jsonschema_rs = None
-
-AVAILABLE: Final = jsonschema_rs is not None
-"""True when ``jsonschema-rs`` is installed (``pip install 'convledger[fast]'``)."""
+AVAILABLE: Final = importlib.util.find_spec("jsonschema_rs") is not None
+"""True when ``jsonschema-rs`` is installed (``pip install 'convledger[fast]'``); else
+fastjsonschema's predicate is used. The package is imported on the first compile, so a
+process that never validates a payload does not load it (issue 34)."""
 
 
 def compile_accepts(schema: Mapping[str, object]) -> Callable[[object], bool] | None:
@@ -46,8 +43,10 @@ def compile_accepts(schema: Mapping[str, object]) -> Callable[[object], bool] | 
     The caller (:func:`convledger.fast.validate.compile_accepts`) compiles only schemas of
     the keywords :func:`~convledger.fast.validate.compilable` admits.
     """
-    if jsonschema_rs is None:
+    if not AVAILABLE:
         return None
+    # by name, so mypy reads this module alike with and without the extra installed
+    jsonschema_rs: Any = importlib.import_module("jsonschema_rs")
     validator: Any = jsonschema_rs.Draft202012Validator(
         dict(schema), validate_formats=False
     )

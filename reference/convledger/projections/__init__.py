@@ -4,14 +4,42 @@ Read in this order: :mod:`definition` (what a projection is), :mod:`fold`
 (catch-up, written once for every store), :mod:`builtins` (summary and state
 slots), :mod:`operations` (the store methods and their primitives),
 :mod:`companion` (checkpoints in archives).
+
+The names below are imported when first used (PEP 562): the built-ins check their
+state schemas when :mod:`builtins` is imported, which imports ``jsonschema``, and a
+process that opens a store without reading a projection need not (issue 34).
 """
 
-from convledger.projections.builtins import BUILT_INS, STATE_SLOTS, SUMMARY
-from convledger.projections.definition import (
-    Checkpoint,
-    ProjectionDefinition,
-    ProjectionStatus,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from convledger.projections.builtins import BUILT_INS, STATE_SLOTS, SUMMARY
+    from convledger.projections.definition import (
+        Checkpoint,
+        ProjectionDefinition,
+        ProjectionStatus,
+    )
+
+_HOMES = {
+    "BUILT_INS": "builtins", "STATE_SLOTS": "builtins", "SUMMARY": "builtins",
+    "Checkpoint": "definition", "ProjectionDefinition": "definition",
+    "ProjectionStatus": "definition",
+}
+"""The module of ``convledger.projections`` each public name comes from."""
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BUILT_INS",

@@ -17,7 +17,6 @@ from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger.errors import IntegrityError, InvalidInputError, LedgerError
 from convledger.kinds import KindRegistry
-from convledger.projections.builtins import BUILT_INS
 from convledger.projections.definition import Checkpoint, ProjectionDefinition
 from convledger.projections.fold import fold_upto
 
@@ -71,6 +70,8 @@ def projection_problems(
     except InvalidInputError as error:
         return [error]
     head = events[-1].seq if events else 0
+    from convledger.projections.builtins import BUILT_INS  # here: it imports jsonschema
+
     known = dict(BUILT_INS) if definitions is None else {**BUILT_INS, **definitions}
     problems: list[LedgerError] = []
     for checkpoint in checkpoints:

@@ -10,16 +10,18 @@ caller, so a store in another language can serve it too).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
-import jsonschema
 
 from convledger import codec
 from convledger.canonical import JsonValue
 from convledger.envelope import Envelope, check_identifier, check_positive_integer
 from convledger.errors import CanonicalJsonError, InvalidInputError
-from convledger.patterns import EcmaValidator
+from convledger.patterns import ecma_validator
+
+if TYPE_CHECKING:
+    import jsonschema  # imported where a state schema is compiled or checked
 
 Fold = Callable[[JsonValue, Envelope], JsonValue]
 """``fold(state, envelope) -> state``: may change ``state`` in place, must return the new one."""
@@ -159,6 +161,8 @@ def state_validator(schema: object) -> jsonschema.protocols.Validator:
         ) from error
     found = _VALIDATORS.get(key)
     if found is None:
+        import jsonschema
+
         try:
             jsonschema.Draft202012Validator.check_schema(schema)
         except jsonschema.SchemaError as error:
@@ -167,7 +171,7 @@ def state_validator(schema: object) -> jsonschema.protocols.Validator:
                 requirement="PRJ-002",
                 field="state_schema",
             ) from error
-        found = _VALIDATORS[key] = EcmaValidator(schema)  # KND-005's patterns
+        found = _VALIDATORS[key] = ecma_validator()(schema)  # KND-005's patterns
     return found
 
 
@@ -182,6 +186,8 @@ def check_state(
             f"{field} is not canonical JSON: {error.message}", requirement=requirement,
             field=field,
         ) from error
+    import jsonschema.exceptions
+
     problem = jsonschema.exceptions.best_match(validator.iter_errors(cast(Any, state)))
     if problem is not None:
         raise InvalidInputError(

@@ -3,7 +3,9 @@
 Theory of operation
 -------------------
 1. Connect and configure the connection (busy timeout, ``synchronous``, the
-   page size a new file gets). Nothing here writes the file.
+   page size a new file gets). Nothing here writes the file. The FTS5 probe of
+   step 3 runs first: ``temp`` takes the page size set last, and the probe costs
+   twice the CPU in 16 KiB pages.
 2. Begin the transaction *before* reading the table list: ``BEGIN IMMEDIATE``
    when the store may write, so that two processes opening one version 1 file
    cannot both migrate it (SQL-030); a deferred ``BEGIN`` for a read-only
@@ -136,8 +138,9 @@ def check_settings(settings: Settings) -> None:
         )
 
 
-def connect(settings: Settings) -> sqlite3.Connection:
-    """A configured connection in autocommit mode; the store runs its own transactions."""
+def connect(settings: Settings, *, page_size: bool = True) -> sqlite3.Connection:
+    """A configured connection in autocommit mode; the store runs its own transactions.
+    ``page_size=False`` leaves the page size to :func:`set_page_size` (module step 1)."""
     if settings.read_only and not settings.in_memory:
         target, uri = Path(settings.path).resolve().as_uri() + "?mode=ro", True
     else:
@@ -154,12 +157,18 @@ def connect(settings: Settings) -> sqlite3.Connection:
         if settings.connection_hook is not None:
             settings.connection_hook(connection)
         connection.execute(f"PRAGMA synchronous = {settings.synchronous}")
-        if not settings.read_only:
-            connection.execute(f"PRAGMA page_size = {schema.NEW_FILE_PAGE_SIZE}")
+        if page_size:
+            set_page_size(connection, settings)
     except BaseException:
         connection.close()
         raise
     return connection
+
+
+def set_page_size(connection: sqlite3.Connection, settings: Settings) -> None:
+    """SQL-010: the page size of a file this connection creates (a file's own stays)."""
+    if not settings.read_only:
+        connection.execute(f"PRAGMA page_size = {schema.NEW_FILE_PAGE_SIZE}")
 
 
 def open_database(settings: Settings, registry: KindRegistry) -> Opened:
@@ -174,8 +183,10 @@ def open_database(settings: Settings, registry: KindRegistry) -> Opened:
     connection: sqlite3.Connection | None = None
     try:
         with driver_boundary(f"open {settings.path}"):
-            connection = connect(settings)
-            opened = _settle(connection, settings, registry)
+            connection = connect(settings, page_size=False)
+            fts5 = fts5_available(connection)  # before the page size: module step 1
+            set_page_size(connection, settings)
+            opened = _settle(connection, settings, registry, fts5)
             if not settings.read_only and not settings.in_memory:
                 use_wal(connection, settings.busy_timeout)
     except BaseException:
@@ -187,10 +198,12 @@ def open_database(settings: Settings, registry: KindRegistry) -> Opened:
     return opened
 
 
-def _settle(connection: sqlite3.Connection, settings: Settings, registry: KindRegistry) -> Opened:
+def _settle(
+    connection: sqlite3.Connection, settings: Settings, registry: KindRegistry, fts5: bool
+) -> Opened:
     connection.execute("BEGIN" if settings.read_only else "BEGIN IMMEDIATE")
     try:
-        diagnosis = diagnose(connection)
+        diagnosis = diagnose(connection, fts5=fts5)
         opened = _act(connection, diagnosis, settings, registry)
         connection.execute("COMMIT")
     except BaseException:
@@ -241,13 +254,14 @@ def _refuse_read_only(settings: Settings, why: str) -> None:
         )
 
 
-def diagnose(connection: sqlite3.Connection) -> Diagnosis:
+def diagnose(connection: sqlite3.Connection, *, fts5: bool | None = None) -> Diagnosis:
     """The schema version and every problem of the file (SQL-011 .. SQL-019).
 
-    Reads only; call it inside a transaction so the answer is one snapshot.
+    Reads only; call it inside a transaction so the answer is one snapshot. ``fts5`` is
+    :func:`fts5_available`'s answer if the caller probed already (it touches ``temp`` only).
     """
     inventory = read_inventory(connection)
-    fts5 = fts5_available(connection)
+    fts5 = fts5_available(connection) if fts5 is None else fts5
     if not inventory:
         problems: list[LedgerError] = [] if fts5 else [_unavailable()]
         return Diagnosis(None, True, fts5, tuple(problems))
@@ -379,8 +393,11 @@ def fts5_available(connection: sqlite3.Connection) -> bool:
 
 
 def _same(found: tuple[str, str], expected: schema.SchemaObject) -> bool:
+    """SQL-011: the same type, and the same DDL once normalized (equal text is equal so)."""
     kind, sql = found
-    return kind == expected.type and schema.normalize_sql(sql) == expected.normalized
+    if kind != expected.type:
+        return False
+    return sql == expected.sql or schema.normalize_sql(sql) == expected.normalized
 
 
 def _unavailable() -> Fts5UnavailableError:

@@ -71,10 +71,11 @@ class SchemaObject:
     type: str
     name: str
     sql: str
+    normalized: str = attrs.field(init=False, eq=False, repr=False)
+    """The DDL with runs of whitespace collapsed, as compared at open (SQL-011); made once."""
 
-    @property
-    def normalized(self) -> str:
-        """The DDL with runs of whitespace collapsed, as compared at open (SQL-011)."""
+    @normalized.default
+    def _normalized(self) -> str:
         return normalize_sql(self.sql)
 
 
