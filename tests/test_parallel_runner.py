@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from convledger.memory import MemoryStore
+from convledger.sqlite import new_file_store
 from convledger_conformance.parallel import default_jobs, longest_first
 from convledger_conformance.registry import Check, all_checks
 from convledger_conformance.report import FAILED, NOT_RUN, PASSED
@@ -41,6 +42,17 @@ def test_two_jobs_report_what_one_job_reports() -> None:
     assert one == rows(2)
     assert {row[1] for row in one} == {PASSED}
     assert [row[0] for row in one][2:] == [item.name for item in selected()]
+
+
+def test_the_sqlite_file_factory_survives_a_fork() -> None:
+    """Forked workers share the factory's state: each store still gets a directory of its own.
+
+    Regression: a counter of directory names, copied into both workers, made them
+    create the same directory (FileExistsError in every check after the fork).
+    """
+    one = rows(1, new_file_store)
+    assert {row[1] for row in one} == {PASSED}
+    assert rows(2, new_file_store) == one
 
 
 def test_a_broken_store_fails_the_same_checks_with_two_jobs() -> None:

@@ -3,7 +3,9 @@
 A conformance run takes a factory, never a shared instance (style rule 7):
 each Hypothesis example gets its own store. :func:`file_store_factory` puts
 each store in its own new directory under one temporary parent and removes
-that directory when the store closes; the parent goes when the process exits.
+that directory when the store closes; the parent goes when the process exits
+(processes forked from it, ``--jobs``, make their directories in the same parent,
+under names the file system keeps unique).
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ def file_store_factory(**options: Any) -> StoreMaker:
     """A maker of stores on new temporary files; ``options`` go to :class:`SqliteStore`."""
     parent = Path(tempfile.mkdtemp(prefix="convledger-sqlite-"))
     atexit.register(shutil.rmtree, parent, True)
-    counter = iter(range(1, 2**62))
 
     def make() -> SqliteStore:
-        directory = parent / f"store-{next(counter)}"
-        directory.mkdir()
+        # a name mkdtemp makes unique on the file system, not a counter: processes forked
+        # from this one (--jobs) share the counter's state but never a directory
+        directory = Path(tempfile.mkdtemp(prefix="store-", dir=parent))
         return SqliteStore(
             directory / "ledger.sqlite",
             on_close=lambda: shutil.rmtree(directory, ignore_errors=True),
