@@ -92,7 +92,9 @@ def test_extra_rules_fire_within_a_small_budget() -> None:
             fired.update(self.fired)
             super().teardown()
 
-    budget = settings(settings_for("smoke"), max_examples=12, stateful_step_count=25)
+    # not derandomized (the tests' default profile is): the forced seed then picks the draws
+    budget = settings(settings_for("smoke"), derandomize=False, max_examples=12,
+                      stateful_step_count=25)
     previous = hypothesis.core.global_force_seed
     try:
         for round_seed in range(5):
@@ -103,7 +105,7 @@ def test_extra_rules_fire_within_a_small_budget() -> None:
     finally:
         hypothesis.core.global_force_seed = previous
         Counting.other.close()
-    assert set(fired) == {"reopen", "process", "migration"}
+    assert set(fired) == {"reopen", "process", "migration"}, fired
 
 
 def test_ledger_checks_pass_on_the_memory_store_at_smoke() -> None:
