@@ -33,7 +33,6 @@ import math
 from collections.abc import Sequence
 
 from convledger import canonical
-from convledger.canonical import JsonValue
 from convledger.envelope import Envelope
 from convledger_conformance.ledger.model import envelope_bytes, envelope_wire
 from convledger_conformance.spec_values import MAX_SAFE_INTEGER
@@ -97,7 +96,7 @@ def canonically_equal(a: object, b: object) -> bool:
 
 
 @functools.lru_cache(maxsize=16384)
-def decoded(encoded: bytes) -> JsonValue:
+def decoded(encoded: bytes) -> object:
     """The value of canonical bytes, decoded once; never to be changed by its callers."""
     return canonical.decode(encoded)
 
