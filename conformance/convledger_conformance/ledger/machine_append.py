@@ -40,7 +40,6 @@ from convledger_conformance.ledger.model import (
     envelope_bytes,
     member_differences,
 )
-from convledger_conformance.same_json import envelope_matches, envelopes_match
 
 
 class LedgerAppendRules(LedgerMachineCore):
@@ -148,7 +147,7 @@ class LedgerAppendRules(LedgerMachineCore):
             fail(("LED-002", *extra), f"{what} returned {len(returned)} envelopes, not "
                  f"{len(expected)}")
         for want, envelope in zip(expected, returned, strict=True):
-            got = want if envelope_matches(envelope, want) else envelope_bytes(envelope)
+            got = envelope_bytes(envelope)
             if got != want:
                 blame = member_differences(want, got)
                 fail((*blame, *extra) if "LED-002" in blame else blame,
@@ -187,9 +186,7 @@ class LedgerAppendRules(LedgerMachineCore):
                     canonical.encode(draft_wire(d, conversation, head + n))
                     for n, d in enumerate(drafts, start=1)
                 )
-                got = expected if envelopes_match(returned, expected) else tuple(
-                    envelope_bytes(e) for e in returned
-                )
+                got = tuple(envelope_bytes(e) for e in returned)
                 if got != expected:
                     extra = ("LED-004", "ERR-004") if conversation in self.refused_since else ()
                     fail(("LED-013", "LED-002", *extra), f"concurrent batches interleaved or "

@@ -27,7 +27,6 @@ from convledger_conformance.ledger.machine_core import (
 )
 from convledger_conformance.ledger.machine_verdicts import UNEXPECTED_REFUSAL, Raised, fail
 from convledger_conformance.ledger.model import Refusal, envelope_bytes, read_whole
-from convledger_conformance.same_json import envelopes_match
 
 UnknownEvent = tuple[str, tuple[str, int, object], str]
 """(eventId, (kind, schemaVersion, payload), occurredAt) of an envelope of an unregistered pair."""
@@ -71,10 +70,7 @@ class LedgerArchiveRules(LedgerMachineCore):
             again = fresh.export_conversation(conversation)
             if again != data:
                 fail(("ARC-004",), f"re-export {again!r} differs from imported {data!r}")
-            envelopes = read_whole(fresh, conversation)
-            copied = self.model.events(conversation)
-            if not envelopes_match(envelopes, copied):
-                copied = tuple(envelope_bytes(e) for e in envelopes)
+            copied = tuple(envelope_bytes(e) for e in read_whole(fresh, conversation))
             if copied != self.model.events(conversation):
                 fail(("ARC-016",), f"imported envelopes {copied!r} differ from the archive's")
         finally:
@@ -174,10 +170,7 @@ class LedgerArchiveRules(LedgerMachineCore):
         self.dirty.update(touched)
         self.known.add(conversation)
         unknown = ("KND-004", "RPL-002") if self._has_unknown_kinds(events) else ()
-        envelopes = read_whole(self.store, conversation)
-        stored = events if envelopes_match(envelopes, events) else tuple(
-            envelope_bytes(e) for e in envelopes
-        )
+        stored = tuple(envelope_bytes(e) for e in read_whole(self.store, conversation))
         if stored != events:
             fail(("ARC-016", *unknown), f"imported envelopes read back as {stored!r}, "
                  f"imported {events!r}")

@@ -16,7 +16,6 @@ from convledger_conformance.ledger import strategies as gen
 from convledger_conformance.ledger.machine_core import CONVERSATIONS, LedgerMachineCore
 from convledger_conformance.ledger.machine_verdicts import Raised, fail
 from convledger_conformance.ledger.model import MAX_LIMIT, ModelPage, Refusal, envelope_bytes
-from convledger_conformance.same_json import envelopes_match
 
 
 class LedgerReadRules(LedgerMachineCore):
@@ -41,9 +40,7 @@ class LedgerReadRules(LedgerMachineCore):
     ) -> None:
         defaults = ("LED-007",) if set(window) != {"from_seq", "to_seq", "limit"} else ()
         empty = ("LED-011",) if not expected.items else ()
-        got = expected.items if envelopes_match(items, expected.items) else tuple(
-            envelope_bytes(e) for e in items
-        )
+        got = tuple(envelope_bytes(e) for e in items)
         if got != expected.items:
             fail(("LED-008", *defaults, *empty), f"read {window!r} returned {len(got)} "
                  f"envelopes {[e.seq for e in items]}, expected {len(expected.items)}")
@@ -70,8 +67,6 @@ class LedgerReadRules(LedgerMachineCore):
             cursor = page.next_seq
             if cursor is None:
                 break
-        if not envelopes_match(seen, whole.items) and (
-            tuple(envelope_bytes(e) for e in seen) != whole.items
-        ):
+        if tuple(envelope_bytes(e) for e in seen) != whole.items:
             fail(("LED-009",), f"paging {window!r} by nextSeq returned seqs "
                  f"{[e.seq for e in seen]}, expected {len(whole.items)} events once each")
