@@ -30,6 +30,7 @@ from convledger_conformance.runtime.model import (
     run_faults,
     snapshot_json,
 )
+from convledger_conformance.same_json import canonically_equal
 
 CONVERSATIONS: tuple[str, ...] = ("c", "c\x00\u00e9")
 """The conversations of every program, in code-point order (TRN-083, TRN-085)."""
@@ -122,17 +123,15 @@ def compare_reads(
         for message in store.load_snapshot(conversation).messages:
             for found, why in message_faults(message):
                 fail(found, why)
-    if canonical.encode(snapshot) != canonical.encode(want):
+    if not canonically_equal(snapshot, want):
         fail((*ids, "TRN-082", "TRN-010"), f"load_snapshot({conversation!r}) is {snapshot!r}, "
              f"expected {want!r}")
     active = [run.to_json() for run in store.list_active_runs(conversation)]
-    if canonical.encode(active) != canonical.encode([r.to_json() for r in model.active_runs()]):
+    if not canonically_equal(active, [r.to_json() for r in model.active_runs()]):
         fail((*ids, "TRN-081"), f"list_active_runs({conversation!r}) is {active!r}")
     for run in model.runs.values():
         loaded = store.load_run(conversation, run.run_id)
-        if loaded is None or canonical.encode(loaded.to_json()) != canonical.encode(
-            run.to_json()
-        ):
+        if loaded is None or not canonically_equal(loaded.to_json(), run.to_json()):
             fail((*ids, "TRN-080"), f"load_run({conversation!r}, {run.run_id!r}) is {loaded!r}, "
                  f"expected {run!r}")
         for found, why in run_faults(loaded, model.runs):
