@@ -50,10 +50,21 @@ def test_state_machine_kills_a_broken_store() -> None:
     assert "LED-014" in failed
 
 
+BEYOND_THE_MACHINE = frozenset({
+    "DropsLastOfFullPage", "StoresRetriedBatchAgain", "SeqComparedByEquality",
+    "DecodesArchivesBeforeTheirSize",
+})
+"""Broken stores only their focused checks kill (above), seen at ci, derandomized: a full
+page of the maximum size (LED-009), a batch sent again whole (DUR-017), an archived seq
+``true`` (ENV-006) and an archive beyond the size limit (LIM-006) are inputs the
+machine's short programs of valid calls never send."""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("broken", BROKEN, ids=lambda b: b.name)
+@pytest.mark.parametrize("broken", [b for b in BROKEN if b.name not in BEYOND_THE_MACHINE],
+                         ids=lambda b: b.name)
 def test_state_machine_kills_every_broken_store(broken: BrokenStore) -> None:
-    """The state machine alone fails every broken store at ci."""
+    """The state machine alone fails every broken store at ci but those beyond it."""
     machine = [item for item in all_checks() if item.name == "ledger_state_machine"]
     report, failed = _run(broken, machine)
     assert not report.ok and failed
