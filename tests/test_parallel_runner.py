@@ -100,3 +100,20 @@ def test_the_command_line_refuses_a_bad_jobs_value(value: str) -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )
     assert run.returncode == 2 and "--jobs" in run.stderr
+
+
+def test_a_factory_that_does_not_survive_a_fork_is_refused() -> None:
+    """fork_safe = False (the PostgreSQL factory's pool of schemas): jobs must be 1."""
+
+    def factory() -> MemoryStore:
+        return MemoryStore()
+
+    factory.fork_safe = False  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="fork"):
+        run_suite(factory, profile="smoke", checks=selected()[:1], jobs=2)
+    run = subprocess.run(
+        [sys.executable, "-m", "convledger_conformance", "--store",
+         "convledger.postgres:new_schema_store", "--jobs", "2", "-k", "nothing"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert run.returncode == 2 and "survives a fork" in run.stderr, run.stderr

@@ -251,6 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(opened, int):
         return opened
     factory, name, wire = opened
+    if args.jobs > 1 and getattr(factory, "fork_safe", True) is False:
+        parser.error(f"--jobs needs a factory that survives a fork; {name} says it does not "
+                     "(fork_safe = False)")
     if args.bench:
         return _bench(factory, args, wire)
     try:

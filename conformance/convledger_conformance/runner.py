@@ -131,6 +131,9 @@ def run_suite(
     selected = _validated(factory, profile, checks)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
+    if jobs > 1 and getattr(factory, "fork_safe", True) is False:
+        raise ValueError(f"jobs must be 1 for {describe_factory(factory)}: it says it does not "
+                         "survive a fork (fork_safe = False)")
     if seed is None and not derandomize:
         seed = secrets.randbelow(2**SEED_BITS)
     name = store_name if store_name is not None else describe_factory(factory)

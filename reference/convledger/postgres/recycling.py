@@ -159,3 +159,8 @@ _RECYCLING = recycling_store_factory()
 def new_schema_store() -> PostgresStore:
     """A fresh store: ``--store convledger.postgres:new_schema_store`` (PGS-051, PGS-053)."""
     return _RECYCLING()
+
+
+# Its pool of emptied schemas and the drops at exit are this process's: a forked copy
+# would take the same pooled schemas and never drop its own (``--jobs`` refuses it).
+new_schema_store.fork_safe = False  # type: ignore[attr-defined]
