@@ -6,8 +6,9 @@ implements and every rule cites the requirement id it enforces.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from convledger.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from convledger.archive import Archive, decode_archive, encode_archive, inspect_archive
@@ -53,23 +54,7 @@ import the others: the conformance suite starts such processes by the dozen (iss
 """
 
 
-def __getattr__(name: str) -> object:
-    """A public name (imported from its module on first use) or a submodule."""
-    home = _HOMES.get(name)
-    if home is None:
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as error:
-            if error.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals(), submodules=True)
 
 
 __version__ = "0.1.0"

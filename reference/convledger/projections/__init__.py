@@ -12,8 +12,9 @@ process that opens a store without reading a projection need not (issue 34).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from convledger.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from convledger.projections.builtins import BUILT_INS, STATE_SLOTS, SUMMARY
@@ -31,14 +32,7 @@ _HOMES = {
 """The module of ``convledger.projections`` each public name comes from."""
 
 
-def __getattr__(name: str) -> object:
-    """A public name, imported from its module on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())
 
 
 __all__ = [

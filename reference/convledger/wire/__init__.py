@@ -20,8 +20,9 @@ module behind it (issue 34).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from convledger.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from convledger.wire.frames import MAX_FRAME, FrameError
@@ -38,23 +39,7 @@ _HOMES = {
 """The module of each public name."""
 
 
-def __getattr__(name: str) -> object:
-    """A public name (imported from its module on first use) or a submodule."""
-    home = _HOMES.get(name)
-    if home is None:
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as error:
-            if error.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals(), submodules=True)
 
 
 __all__ = ["CARRIED", "MAX_FRAME", "OPERATIONS", "PROTOCOL_VERSION", "FrameError", "WireServer"]
