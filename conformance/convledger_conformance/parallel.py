@@ -21,7 +21,8 @@ Forking needs a factory that survives it: stores made in a worker must not
 share an open connection or file with the parent's. The in-memory, SQLite and
 PostgreSQL reference factories open everything per store. A factory over the
 wire (``--command``) holds one server's pipes, which a fork would share, so
-the command line refuses ``--jobs`` with ``--command``. ``-x`` stops handing out
+the command line refuses ``--jobs`` with ``--command``; and the process must run
+no other thread when it forks (:func:`refuse_other_threads`). ``-x`` stops handing out
 checks at the first failure; checks already running finish and are reported.
 """
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
@@ -75,6 +77,7 @@ def run_in_processes(
     global _RUN_ONE, _CHECKS
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs!r}")
+    refuse_other_threads()
     results: dict[int, CheckResult] = {}
     _RUN_ONE, _CHECKS = run_one, checks
     try:
@@ -93,6 +96,23 @@ def run_in_processes(
         _RUN_ONE, _CHECKS = None, ()
     for index, item in enumerate(checks):
         yield results[index] if index in results else not_run(item)
+
+
+def refuse_other_threads() -> None:
+    """Forking needs a process with no other thread: a fork copies the locks they hold.
+
+    A worker forked while another thread held a lock (pytest-xdist's execnet
+    threads, a logging handler, a connection pool's) waits on it forever; seen
+    once in a test run from a pytest-xdist worker. Raises :class:`ValueError`
+    naming the threads instead.
+    """
+    others = [thread.name for thread in threading.enumerate()
+              if thread is not threading.current_thread()]
+    if others:
+        raise ValueError(
+            "jobs above 1 forks this process, which must then run no other thread (a fork "
+            f"copies the locks they hold and can hang); running: {', '.join(others)}"
+        )
 
 
 def default_jobs() -> int:

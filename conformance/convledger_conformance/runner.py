@@ -51,7 +51,7 @@ import convledger
 from convledger.store import Capability
 from convledger_conformance.check_failures import failed_result, leaves_of, printable
 from convledger_conformance.helper_calls import blocking_helper, helper_findings
-from convledger_conformance.parallel import run_in_processes
+from convledger_conformance.parallel import refuse_other_threads, run_in_processes
 from convledger_conformance.profiles import PROFILES
 from convledger_conformance.registry import (
     Check,
@@ -131,6 +131,8 @@ def run_suite(
     selected = _validated(factory, profile, checks)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
+    if jobs > 1:
+        refuse_other_threads()
     if jobs > 1 and getattr(factory, "fork_safe", True) is False:
         raise ValueError(f"jobs must be 1 for {describe_factory(factory)}: it says it does not "
                          "survive a fork (fork_safe = False)")
